@@ -1,0 +1,81 @@
+"""ember: PyTorch's tensor and autograd system, rebuilt in Python on NumPy.
+
+``import ember as torch`` runs ordinary PyTorch autograd code on the CPU.
+"""
+from __future__ import annotations
+
+from . import _dtype
+from ._device import device
+from ._dtype import (
+    bfloat16,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._size import Size
+from ._tensor import Tensor
+from ._ops import *  # noqa: F401,F403  (the operator namespace)
+from ._ops import __all__ as _ops_all
+from ._ops.creation import LEGACY as _LEGACY
+from . import autograd
+from .autograd import Variable  # noqa: F401
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+globals().update(_LEGACY)
+strided = "strided"
+contiguous_format = preserve_format = channels_last = "memory_format"
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """``torch.result_type``."""
+    return _dtype.result_type(tensor1, tensor2)
+
+
+def is_tensor(obj) -> bool:
+    """``torch.is_tensor``."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+def numel(input: Tensor) -> int:
+    return input.numel()
+
+
+__version__ = "0.1.0"

@@ -1,0 +1,62 @@
+"""Devices: 'cpu' (NumPy arrays) and 'meta' (shape and dtype only, no data)."""
+from __future__ import annotations
+
+__all__ = ["device"]
+
+
+class device:
+    """``torch.device``: a device type and an optional index."""
+
+    __slots__ = ("type", "index")
+
+    def __new__(cls, type, index: int | None = None):  # noqa: A002
+        if isinstance(type, device):
+            return type
+        if isinstance(type, int):
+            raise RuntimeError("CUDA is not available in ember yet: only 'cpu' and 'meta'")
+        if ":" in type:
+            type, _, idx = type.partition(":")
+            index = int(idx)
+        if type not in ("cpu", "meta", "cuda"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda, meta device type at start of device string: " + type)
+        if index is None and type == "cpu":
+            cached = _CACHE.get(type)
+            if cached is not None:
+                return cached
+        self = object.__new__(cls)
+        self.type = type
+        self.index = index
+        return self
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+
+_CACHE: dict = {}
+CPU = device("cpu")
+_CACHE["cpu"] = CPU
+META = device("meta")
+
+
+def as_device(d) -> device:
+    """Parse a device argument; CUDA is named in the API but has no backend yet."""
+    if d is None:
+        return CPU
+    d = device(d)
+    if d.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return d

@@ -1,0 +1,221 @@
+"""dtypes and PyTorch's type-promotion rules, mapped onto NumPy (and ml_dtypes for bfloat16)."""
+from __future__ import annotations
+
+import builtins
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "float32", "float64", "complex64", "complex128", "half", "float", "double", "short", "int",
+    "long", "cfloat", "cdouble", "promote_types", "get_default_dtype", "set_default_dtype",
+    "result_type", "can_cast", "finfo", "iinfo",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
+
+
+class dtype:
+    """A tensor element type, mirroring ``torch.dtype`` (``ember.float32``, ...)."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "_cat", "_legacy")
+
+    def __init__(self, name: str, np_dtype, cat: int, signed: bool, legacy: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = cat == _FLOAT
+        self.is_complex = cat == _COMPLEX
+        self.is_signed = signed
+        self._cat = cat
+        self._legacy = legacy
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+    def to_real(self) -> dtype:
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self) -> dtype:
+        return {float32: complex64, float64: complex128, float16: complex64,
+                bfloat16: complex64}.get(self, self)
+
+
+bool = dtype("bool", np.bool_, _BOOL, False, "BoolTensor")  # noqa: A001
+uint8 = dtype("uint8", np.uint8, _INT, False, "ByteTensor")
+int8 = dtype("int8", np.int8, _INT, True, "CharTensor")
+int16 = dtype("int16", np.int16, _INT, True, "ShortTensor")
+int32 = dtype("int32", np.int32, _INT, True, "IntTensor")
+int64 = dtype("int64", np.int64, _INT, True, "LongTensor")
+float16 = dtype("float16", np.float16, _FLOAT, True, "HalfTensor")
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, True, "BFloat16Tensor")
+float32 = dtype("float32", np.float32, _FLOAT, True, "FloatTensor")
+float64 = dtype("float64", np.float64, _FLOAT, True, "DoubleTensor")
+complex64 = dtype("complex64", np.complex64, _COMPLEX, True, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, True, "ComplexDoubleTensor")
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
+       complex128)
+_FROM_NP = {d.np: d for d in ALL}
+
+
+def from_numpy_dtype(npd) -> dtype:
+    """The ember dtype of a NumPy dtype; TypeError for types PyTorch has no tensor for."""
+    d = _FROM_NP.get(npd)
+    if d is None:
+        d = _FROM_NP.get(np.dtype(npd))
+        if d is None:
+            raise TypeError(
+                f"can't convert np.ndarray of type numpy.{np.dtype(npd).name}. The only supported "
+                "types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                "int16, int8, uint8, and bool.")
+    return d
+
+
+class _Defaults:
+    dtype = float32
+    complex = complex64
+
+
+def get_default_dtype() -> dtype:
+    """The dtype Python floats become (``torch.get_default_dtype``)."""
+    return _Defaults.dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the floating default; only float32/float64 (and half types) as PyTorch allows."""
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(
+            f"only floating-point types are supported as the default type, got {d}")
+    _Defaults.dtype = d
+    _Defaults.complex = complex128 if d is float64 else complex64
+
+
+_SMALL_FLOATS = (float16, bfloat16)
+_promote_cache: dict = {}
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """``torch.promote_types``: the smallest dtype both can be safely cast to."""
+    if a is b:
+        return a
+    key = (a, b)
+    r = _promote_cache.get(key)
+    if r is None:
+        r = _promote_cache[key] = _promote(a, b)
+    return r
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    if a._cat < b._cat:
+        a, b = b, a
+    if a._cat != b._cat:
+        if a._cat == _COMPLEX and b is float64:
+            return complex128
+        return a
+    if a._cat == _BOOL:
+        return a
+    if a._cat == _INT:
+        return _FROM_NP[np.promote_types(a.np, b.np)]
+    if a in _SMALL_FLOATS and b in _SMALL_FLOATS:
+        return float32
+    return a if a.itemsize >= b.itemsize else b
+
+
+def scalar_dtype(v) -> dtype:
+    """The dtype a Python number takes in promotion (a "wrapped number" in PyTorch)."""
+    t = type(v)
+    if t is builtins.float:
+        return _Defaults.dtype
+    if t is builtins.int:
+        return int64
+    if t is builtins.bool:
+        return bool
+    if t is builtins.complex:
+        return _Defaults.complex
+    if isinstance(v, np.generic):
+        d = from_numpy_dtype(v.dtype)
+        if d._cat == _FLOAT:
+            return _Defaults.dtype
+        if d._cat == _COMPLEX:
+            return _Defaults.complex
+        return int64 if d._cat == _INT else bool
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def _combine(higher, lower):
+    """PyTorch's combine_categories: a higher-priority group wins unless outranked in category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._cat == _COMPLEX:
+        return higher
+    if lower._cat == _COMPLEX:
+        return higher.to_complex() if higher._cat == _FLOAT else lower
+    if higher._cat == _FLOAT:
+        return higher
+    if higher._cat == _BOOL or lower._cat == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_of(operands) -> dtype:
+    """``torch.result_type`` over tensors and Python scalars (dim>0 > 0-dim > scalars)."""
+    dim = zero = wrapped = None
+    for o in operands:
+        d = getattr(o, "_data", None)
+        if d is None:
+            s = scalar_dtype(o)
+            wrapped = s if wrapped is None else promote_types(wrapped, s)
+        elif d.ndim:
+            t = _FROM_NP[d.dtype]
+            dim = t if dim is None else promote_types(dim, t)
+        else:
+            t = _FROM_NP[d.dtype]
+            zero = t if zero is None else promote_types(zero, t)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def result_type(a, b) -> dtype:
+    """``torch.result_type(tensor_or_scalar, tensor_or_scalar)``."""
+    return result_type_of((a, b))
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """``torch.can_cast``: casting never lowers the category (complex->float, float->int...)."""
+    return from_._cat <= to._cat
+
+
+class finfo:
+    """``torch.finfo`` for a floating dtype."""
+
+    def __init__(self, type: dtype | None = None):  # noqa: A002
+        type = type or _Defaults.dtype
+        fi = ml_dtypes.finfo(type.np) if type is bfloat16 else np.finfo(type.np)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.eps = builtins.float(fi.eps)
+        self.max = builtins.float(fi.max)
+        self.min = builtins.float(fi.min)
+        self.tiny = self.smallest_normal = builtins.float(fi.tiny)
+        self.resolution = builtins.float(fi.resolution)
+
+
+class iinfo:
+    """``torch.iinfo`` for an integer dtype."""
+
+    def __init__(self, type: dtype):  # noqa: A002
+        ii = np.iinfo(type.np)
+        self.dtype = type.name
+        self.bits = ii.bits
+        self.max = builtins.int(ii.max)
+        self.min = builtins.int(ii.min)

@@ -1,0 +1,198 @@
+"""Calling conventions shared by the op families: operand promotion, unary and binary calls,
+and in-place application with PyTorch's checks and history rebasing (CopySlices)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, Version, _make
+from ..autograd.grad_mode import STATE
+from ._registry import Op, apply, make_node, wrap_outputs
+
+_FLOAT_KINDS = "fc"
+_PYNUM = (int, float, bool, complex)
+
+
+def to_operand(x):
+    """Python numbers pass through; NumPy scalars become Python numbers; tensors stay."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, _PYNUM):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        from .creation import tensor
+        return tensor(x)
+    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+
+
+def promoted(a, b, int_to_float: bool = False):
+    """The arrays (or scalars) ``a`` and ``b`` cast to their PyTorch result dtype."""
+    da = a._data if isinstance(a, Tensor) else a
+    db = b._data if isinstance(b, Tensor) else b
+    ta = type(da)
+    tb = type(db)
+    # fast paths: same dtype; float tensor with a Python float/int
+    if ta is np.ndarray and tb is np.ndarray and da.dtype is db.dtype and (
+            not int_to_float or da.dtype.kind in _FLOAT_KINDS):
+        return da, db, da.dtype
+    if ta is np.ndarray and (tb is float or tb is int) and da.dtype.kind in _FLOAT_KINDS:
+        return da, db, da.dtype
+    rt = D.result_type_of((a, b))
+    if int_to_float and not (rt.is_floating_point or rt.is_complex):
+        rt = D.get_default_dtype()
+    npt = rt.np
+    if isinstance(da, np.ndarray):
+        if da.dtype != npt:
+            da = da.astype(npt)
+    elif npt.kind in "iub" or rt is D.bfloat16:
+        da = np.asarray(da, npt)
+    if isinstance(db, np.ndarray):
+        if db.dtype != npt:
+            db = db.astype(npt)
+    elif npt.kind in "iub" or rt is D.bfloat16:
+        db = np.asarray(db, npt)
+    return da, db, npt
+
+
+def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
+    """Call a two-operand op with PyTorch's type promotion."""
+    if not isinstance(b, Tensor):
+        b = to_operand(b)
+    if not isinstance(a, Tensor):
+        a = to_operand(a)
+    da, db, _ = promoted(a, b, int_to_float)
+    out = op.fwd(da, db, *params)
+    return wrap_outputs(op, (a, b), params, out)
+
+
+def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
+    """Call a one-operand op; integer inputs become the default float when the op needs it."""
+    d = x._data
+    if int_to_float and d.dtype.kind not in _FLOAT_KINDS and d.dtype != D.bfloat16.np:
+        d = d.astype(D.get_default_dtype().np)
+    out = op.fwd(d, *params)
+    return wrap_outputs(op, (x,), params, out)
+
+
+# ---- in-place ---------------------------------------------------------------------------
+
+def check_inplace(self: Tensor) -> None:
+    """PyTorch's refusals for in-place ops on tensors autograd needs intact."""
+    x = self._x
+    if x is not None and x.inference and not STATE.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if not STATE.grad:
+        return
+    if self._rg and self._fn is None:
+        if self._base is not None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = self._base
+    if base is not None and base._rg and base._fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation.")
+    fn = self._fn
+    if fn is not None and fn.n_out > 1 and getattr(fn, "is_view", False):
+        raise RuntimeError(
+            f"Output {self._onr} of {fn.name()} is a view and is being modified inplace. This "
+            "view is the output of a function that returns multiple views. Such functions do not "
+            "allow the output views to be modified inplace. You should replace the inplace "
+            "operation by an out-of-place one.")
+
+
+def _cast_result(self: Tensor, out: np.ndarray, rt) -> np.ndarray:
+    sd = self._data.dtype
+    if rt != sd:
+        r, s = D._FROM_NP[np.dtype(rt)], D._FROM_NP[sd]
+        if r._cat > s._cat:
+            raise RuntimeError(
+                f"result type {_type_name(r)} can't be cast to the desired output type "
+                f"{_type_name(s)}")
+        out = out.astype(sd)
+    return out
+
+
+def _type_name(d: D.dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+
+
+def _check_shape(self: Tensor, out) -> None:
+    if out.shape != self._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+            f"{list(out.shape)}")
+
+
+def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
+            int_to_float: bool = False) -> Tensor:
+    """Run ``op`` out of place, write the result into ``self``, bump its version and, when
+    recording, make ``self`` (or, for a view, its base) take the op's node as history."""
+    check_inplace(self)
+    others = tuple(to_operand(o) for o in others)
+    if len(others) == 1:
+        da, db, rt = promoted(self, others[0], int_to_float)
+        out = op.fwd(da, db, *params)
+    else:
+        d = self._data
+        if int_to_float and d.dtype.kind not in _FLOAT_KINDS:
+            d = d.astype(D.get_default_dtype().np)
+        out = op.fwd(d, *[o._data if isinstance(o, Tensor) else o for o in others], *params)
+        rt = np.asarray(out).dtype
+    out = np.asarray(out)
+    _check_shape(self, out)
+    out = _cast_result(self, out, rt)
+    inputs = (self,) + others
+    record = STATE.grad and any(isinstance(t, Tensor) and t._rg for t in inputs) or (
+        STATE.grad and self._base is not None and self._base._rg)
+    return commit(op, self, inputs, params, out, record)
+
+
+def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
+    """Write ``out`` into ``self`` and rebase its history onto ``op``'s node when recording."""
+    node = None
+    if record:
+        # saved inputs keep their pre-write versions; a saved output records the post-write one
+        res = _make(self._data, self._vc, False, None)
+        node = make_node(op, inputs, params, (res,))
+    fw = None
+    if any(isinstance(t, Tensor) and t._fw is not None for t in inputs):
+        from ..autograd.forward_ad import apply_jvp
+        tmp = _make(out, Version(), False, None)
+        apply_jvp(op, inputs, params, [tmp])
+        fw = tmp._fw
+    if not self.is_meta:
+        np.copyto(self._data, out, casting="unsafe")
+    self._vc.v += 1
+    if node is not None:
+        if op.save_out:
+            s = list(node._saved)
+            data, vc, _, k = s[-1]
+            s[-1] = (data, vc, vc.v, k)
+            node._saved = s
+        if self._base is not None:
+            from .views import rebase_view
+            rebase_view(self, node)
+        else:
+            self._fn = node
+            self._onr = 0
+            self._rg = True
+    if fw is not None:
+        from ..autograd.forward_ad import _remember
+        self._fw = fw
+        _remember(self)
+    return self
+
+
+__all__ = ["binary", "unary", "inplace", "commit", "promoted", "to_operand", "check_inplace",
+           "apply"]

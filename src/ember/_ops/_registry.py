@@ -1,0 +1,195 @@
+"""How an operator is defined once and recorded.
+
+An ``Op`` holds a forward on arrays, one reverse rule (VJP) and one forward rule (JVP). The VJP
+is written with Python operators and a namespace argument ``ns``: the engine calls it with
+ndarrays and ``ns = NP`` when no graph is wanted (nothing is wrapped, nothing recorded), and with
+Tensors and ``ns = EM`` under ``create_graph=True``, where the same text records a
+differentiable graph. Signature::
+
+    vjp(ns, grad, needs_input_grad, *saved, *params) -> one gradient (or None) per input
+
+Broadcast gradients are reduced to each input's shape and cast to its dtype by the engine, not in
+each formula. ``elementwise=True`` derives the JVP from the VJP (PyTorch's auto_element_wise);
+``linear=True`` derives it by running the op on the tangents (auto_linear).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, Version, _make, _view_of
+from ..autograd.grad_mode import STATE
+from ..autograd.graph import AccumulateGrad, Node
+
+_new = object.__new__
+NO_EDGE = (None, 0, None, None)
+
+
+class Op:
+    """One operator: forward, VJP and JVP together."""
+
+    __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
+                 "linear", "n_out", "diff_out", "is_view", "ufunc")
+
+    def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
+                 elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
+                 ufunc=None):
+        self.name = name
+        self.fwd = fwd
+        self.vjp = vjp
+        self.jvp = jvp
+        self.saves = saves
+        self.save_out = save_out
+        self.elementwise = elementwise
+        self.linear = linear
+        self.n_out = n_out
+        self.diff_out = diff_out if diff_out is not None else tuple(range(n_out))
+        self.is_view = is_view
+        self.ufunc = ufunc
+        cls_name = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node = type(cls_name, (OpNode,), {"__slots__": (), "op": self, "n_out": n_out,
+                                               "is_view": is_view})
+
+
+class OpNode(Node):
+    """A node made by an Op: its VJP is the op's."""
+
+    __slots__ = ()
+    is_view = False
+
+
+def acc_node(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, created on first use and kept alive by the graph only."""
+    r = t._acc
+    n = r() if r is not None else None
+    if n is None:
+        import weakref
+        n = AccumulateGrad(t)
+        t._acc = weakref.ref(n)
+    return n
+
+
+def edge(t) -> tuple:
+    """The edge a node keeps for input ``t``: (node, input_nr, shape, ndarray dtype)."""
+    if type(t) is not Tensor and not isinstance(t, Tensor) or not t._rg:
+        return NO_EDGE
+    fn = t._fn
+    if fn is None:
+        return (acc_node(t), 0, t._data.shape, t._data.dtype)
+    return (fn, t._onr, t._data.shape, t._data.dtype)
+
+
+def _save(t):
+    """An entry of ``node._saved`` for a saved input: (tensor, version), or a raw scalar."""
+    if isinstance(t, Tensor):
+        x = t._x
+        if x is not None and x.inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or use "
+                "`torch.no_grad()` instead of `torch.inference_mode()`.")
+        return (t, t._vc.v)
+    return t
+
+
+def make_node(op: Op, inputs, params, outs) -> Node:
+    """Create the backward node for one recorded call of ``op``."""
+    node = _new(op.node)
+    node._seq = next_seq()
+    node._h = None
+    node._next = tuple([edge(t) for t in inputs])
+    node._params = params
+    saved = [_save(inputs[i]) for i in op.saves]
+    if op.save_out:
+        for k in op.diff_out:
+            o = outs[k]
+            saved.append((o._data, o._vc, o._vc.v, k))
+    node._saved = saved
+    st = STATE
+    if st.saved_hooks or st.anomaly:
+        from ..autograd.saved import on_record
+        on_record(node, st)
+    return node
+
+
+from ..autograd.graph import _seq as _seq_counter  # noqa: E402
+
+next_seq = _seq_counter.__next__
+
+
+def _needs_record(inputs) -> bool:
+    for t in inputs:
+        if isinstance(t, Tensor) and t._rg:
+            return True
+    return False
+
+
+def _has_tangent(inputs) -> bool:
+    for t in inputs:
+        if isinstance(t, Tensor) and t._fw is not None:
+            return True
+    return False
+
+
+def apply(op: Op, inputs: tuple, params: tuple = ()):
+    """Run ``op`` on ``inputs`` (tensors or Python scalars) and record it if needed."""
+    datas = [t._data if isinstance(t, Tensor) else t for t in inputs]
+    out = op.fwd(*datas, *params)
+    return wrap_outputs(op, inputs, params, out)
+
+
+def wrap_outputs(op: Op, inputs, params, out):
+    """Wrap forward results into tensors, recording a node when grad mode and inputs call for
+    it, and computing forward-mode tangents when an input carries one."""
+    single = op.n_out == 1
+    outs = (out,) if single else out
+    if op.is_view:
+        base = inputs[0]
+        res = [_view_of(base, o) for o in outs]
+    else:
+        res = [_make(o if isinstance(o, np.ndarray) else np.asarray(o), Version(), False, None)
+               for o in outs]
+    st = STATE
+    if st.grad:
+        if _needs_record(inputs):
+            node = make_node(op, inputs, params, res)
+            for k in op.diff_out:
+                r = res[k]
+                r._rg = True
+                r._fn = node
+                r._onr = k
+    elif st.inference:
+        for r in res:
+            r._extra().inference = True
+    if _has_tangent(inputs):
+        from ..autograd.forward_ad import apply_jvp
+        apply_jvp(op, inputs, params, res)
+    return res[0] if single else tuple(res)
+
+
+def method(name: str, fn=None):
+    """Attach ``fn`` as ``Tensor.<name>``; usable as a decorator."""
+    def deco(f):
+        setattr(Tensor, name, f)
+        return f
+    return deco(fn) if fn is not None else deco
+
+
+class _Namespace:
+    """The functions VJP/JVP formulas call through ``ns``."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"<namespace {self._name}>"
+
+
+NP = _Namespace("numpy")   # formulas on ndarrays: the fast path
+EM = _Namespace("ember")   # formulas on Tensors: differentiable, for create_graph
+
+
+def ns_fn(name: str, np_impl, em_impl) -> None:
+    """Register one formula helper under the same name in both namespaces."""
+    setattr(NP, name, staticmethod(np_impl))
+    setattr(EM, name, staticmethod(em_impl))

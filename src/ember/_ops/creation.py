@@ -1,0 +1,459 @@
+"""Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty (and *_like, new_*),
+arange, linspace, eye, random tensors and the seed."""
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import _dtype as D
+from .._device import as_device
+from .._meta import MetaArray, meta_like
+from .._tensor import Tensor, Version, _make
+from ..autograd.grad_mode import STATE
+from ._registry import method
+
+__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
+           "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
+           "logspace", "eye", "rand", "randn", "randint", "rand_like", "randn_like",
+           "randint_like", "manual_seed", "seed", "initial_seed", "Generator", "scalar_tensor",
+           "normal", "randperm", "empty_strided", "get_rng_state", "set_rng_state"]
+
+
+def _new_tensor(data: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
+    dev = as_device(device)
+    if dev.type == "meta" and not isinstance(data, MetaArray):
+        data = meta_like(data.shape, data.dtype)
+    t = _make(data, Version(), False, None)
+    if STATE.inference:
+        t._extra().inference = True
+    if requires_grad:
+        if not (t.is_floating_point() or t.is_complex()):
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients")
+        t._rg = True
+    return t
+
+
+def _size(size) -> tuple:
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, numbers.Integral) or isinstance(s, builtins.bool):
+            raise TypeError(
+                f"{'zeros'}(): argument 'size' (position 1) must be tuple of ints, but found "
+                f"element of type {type(s).__name__} at pos 0")
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _infer_dtype(data) -> D.dtype:
+    """The dtype ``torch.tensor`` infers from nested Python data."""
+    kinds = set()
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Tensor):
+            kinds.add(x.dtype)
+        elif isinstance(x, np.ndarray):
+            kinds.add(D.from_numpy_dtype(x.dtype))
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, np.generic):
+            kinds.add(D.from_numpy_dtype(x.dtype))
+        elif isinstance(x, builtins.bool):
+            kinds.add(D.bool)
+        elif isinstance(x, numbers.Integral):
+            kinds.add(D.int64)
+        elif isinstance(x, numbers.Real):
+            kinds.add(D.get_default_dtype())
+        elif isinstance(x, numbers.Complex):
+            kinds.add(D.get_default_dtype().to_complex())
+        else:
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    if not kinds:
+        return D.get_default_dtype()
+    best = None
+    for k in kinds:
+        best = k if best is None else D.promote_types(best, k)
+    return best
+
+
+def _to_array(data, dt: D.dtype) -> np.ndarray:
+    if isinstance(data, Tensor):
+        return data._data.astype(dt.np)
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [_to_array(x, dt) for x in data]
+    if isinstance(data, np.ndarray) and data.dtype == D.bfloat16.np:
+        return data.astype(dt.np)
+    if dt is D.bfloat16:
+        return np.array(data, dtype=np.float32).astype(dt.np)
+    return np.array(data, dtype=dt.np)
+
+
+def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """A new tensor copying ``data`` (``torch.tensor``); dtype inferred as PyTorch does."""
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    dt = dtype or _infer_dtype(data)
+    return _new_tensor(_to_array(data, dt), device, requires_grad)
+
+
+def as_tensor(data, dtype: D.dtype | None = None, device=None) -> Tensor:
+    """Share memory with ``data`` when it is already a tensor/array of the right dtype."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or dtype is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad: bool = False) -> Tensor:
+    t = as_tensor(obj, dtype, device)
+    if copy:
+        t = t.clone()
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing memory with the NumPy array (``torch.from_numpy``)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    return _new_tensor(ndarray)
+
+
+def _dt(dtype) -> D.dtype:
+    return dtype if dtype is not None else D.get_default_dtype()
+
+
+def _filled(size, fill, dtype, device, requires_grad, fn) -> Tensor:
+    shape = _size(size)
+    dt = _dt(dtype)
+    if as_device(device).type == "meta":
+        return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
+    return _new_tensor(fn(shape, dt.np) if fill is None else np.full(shape, fill, dt.np),
+                       device, requires_grad)
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """``torch.zeros``."""
+    return _filled(size, None, dtype, device, requires_grad, np.zeros)
+
+
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
+    """``torch.ones``."""
+    return _filled(size, None, dtype, device, requires_grad, np.ones)
+
+
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None) -> Tensor:
+    """``torch.empty`` (zero-filled here, so results are reproducible)."""
+    return _filled(size, None, dtype, device, requires_grad, np.zeros)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return _filled((tuple(size),), None, dtype, device, requires_grad, np.zeros)
+
+
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False) -> Tensor:
+    """``torch.full``: dtype inferred from the fill value when not given."""
+    if dtype is None:
+        dtype = D.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) \
+            else fill_value.dtype
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled((tuple(size),), fill_value, dtype, device, requires_grad, None)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full((), s, dtype=_dt(dtype), device=device, requires_grad=requires_grad)
+
+
+def _like(t: Tensor, dtype, device, requires_grad, fill, memory_format=None) -> Tensor:
+    dt = dtype or t.dtype
+    dev = device if device is not None else t.device
+    if as_device(dev).type == "meta":
+        return _new_tensor(meta_like(t._data.shape, dt.np), dev, requires_grad)
+    d = t._data
+    if fill is None:
+        a = np.zeros_like(d, dtype=dt.np) if not isinstance(d, MetaArray) \
+            else np.zeros(d.shape, dt.np)
+    else:
+        a = np.full_like(d.view(np.ndarray), fill, dtype=dt.np)
+    return _new_tensor(np.asarray(a), dev, requires_grad)
+
+
+def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    """``torch.zeros_like``."""
+    return _like(input, dtype, device, requires_grad, None)
+
+
+def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    """``torch.ones_like``."""
+    return _like(input, dtype, device, requires_grad, 1)
+
+
+def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    """``torch.empty_like`` (zero-filled)."""
+    return _like(input, dtype, device, requires_grad, None)
+
+
+def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None) -> Tensor:
+    """``torch.full_like``."""
+    return _like(input, dtype, device, requires_grad, fill_value)
+
+
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False) -> Tensor:
+    """``torch.arange``: int64 for integer arguments, the default dtype otherwise."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(v, numbers.Integral) for v in vals) \
+            else D.get_default_dtype()
+    s, e, st = vals
+    if (e - s) * st < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = max(int(np.ceil((e - s) / st)), 0)
+    a = (s + st * np.arange(n, dtype=np.float64)) if dtype.is_floating_point \
+        else np.arange(s, e, st)
+    return _new_tensor(np.asarray(a).astype(dtype.np), device, requires_grad)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None,  # noqa: A001
+          requires_grad=False) -> Tensor:
+    """The deprecated inclusive ``torch.range``."""
+    if end is None:
+        start, end = 0, start
+    n = int(np.floor((end - start) / step)) + 1
+    a = start + step * np.arange(n, dtype=np.float64)
+    return _new_tensor(a.astype(_dt(dtype).np), device, requires_grad)
+
+
+def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``torch.linspace``."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dt(dtype)
+    s = float(start) if not isinstance(start, Tensor) else start.item()
+    e = float(end) if not isinstance(end, Tensor) else end.item()
+    if steps == 1:
+        a = np.array([s])
+    else:
+        # PyTorch fills the first half from the start and the second half from the end.
+        step = (e - s) / (steps - 1)
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        a = np.where(i < half, s + step * i, e - step * (steps - 1 - i))
+    if not dt.is_floating_point and not dt.is_complex:
+        a = np.trunc(a)
+    return _new_tensor(a.astype(dt.np), device, requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    a = np.power(base, linspace(start, end, steps, dtype=D.float64)._data)
+    return _new_tensor(a.astype(_dt(dtype).np), device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
+        requires_grad=False) -> Tensor:
+    """``torch.eye``."""
+    return _new_tensor(np.eye(n, m, dtype=_dt(dtype).np), device, requires_grad)
+
+
+class Generator:
+    """A random-number generator (NumPy's PCG64: streams differ from PyTorch's)."""
+
+    def __init__(self, device="cpu"):
+        self._seed = 67280421310721
+        self._rng = np.random.default_rng(self._seed)
+        self.device = as_device(device)
+
+    def manual_seed(self, seed: int) -> Generator:
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        s = int(np.random.SeedSequence().entropy) % (2 ** 63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self):
+        return self._rng.bit_generator.state
+
+    def set_state(self, state) -> None:
+        self._rng.bit_generator.state = state
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (``torch.manual_seed``)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state) -> None:
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _random(size, dtype, device, requires_grad, draw) -> Tensor:
+    dt = _dt(dtype)
+    shape = _size(size)
+    if as_device(device).type == "meta":
+        return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
+    return _new_tensor(np.asarray(draw(shape)).astype(dt.np), device, requires_grad)
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False) -> Tensor:
+    """Uniform on [0, 1) (``torch.rand``)."""
+    return _random(size, dtype, device, requires_grad, lambda s: _rng(generator).random(s))
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False) -> Tensor:
+    """Standard normal (``torch.randn``)."""
+    return _random(size, dtype, device, requires_grad,
+                   lambda s: _rng(generator).standard_normal(s))
+
+
+def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False) -> Tensor:
+    """Integers in [low, high) (``torch.randint``), int64 by default."""
+    if size is None:
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    return _random((tuple(size),), dtype or D.int64, device, requires_grad,
+                   lambda s: _rng(generator).integers(low, high, s))
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    return _new_tensor(_rng(generator).permutation(n).astype((dtype or D.int64).np), device,
+                       requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
+    a = _rng(generator).normal(m, s, shape)
+    dt = dtype or (mean.dtype if isinstance(mean, Tensor) else _dt(None))
+    return _new_tensor(np.asarray(a).astype(dt.np), device, requires_grad)
+
+
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
+    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
+    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, dtype=dtype or input.dtype)
+
+
+# ---- Tensor.new_* -----------------------------------------------------------------------
+
+@method("new_tensor")
+def _new_tensor_m(self, data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return tensor(data.detach() if isinstance(data, Tensor) else data,
+                  dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+def _new_filled(fn):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+    return new
+
+
+method("new_zeros", _new_filled(zeros))
+method("new_ones", _new_filled(ones))
+method("new_empty", _new_filled(empty))
+
+
+@method("new_full")
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def legacy_new(default: D.dtype, args, kwargs) -> Tensor:
+    """``torch.Tensor(...)`` / ``torch.FloatTensor(...)``: sizes or data, legacy style."""
+    device = kwargs.get("device")
+    if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+        data = args[0]
+        if isinstance(data, Tensor):
+            return data
+        return tensor(data, dtype=default, device=device)
+    return empty(*args, dtype=default, device=device)
+
+
+def _legacy_type(dt: D.dtype):
+    class _Meta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, Tensor) and obj.dtype is dt
+
+    def __new__(cls, *args, **kwargs):
+        return legacy_new(dt, args, kwargs)
+    return _Meta(dt._legacy, (), {"__new__": __new__, "dtype": dt,
+                                  "__doc__": f"Legacy constructor for {dt} tensors."})
+
+
+LEGACY = {dt._legacy: _legacy_type(dt) for dt in D.ALL}

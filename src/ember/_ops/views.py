@@ -1,0 +1,770 @@
+"""View ops: results share their input's buffer and version counter.
+
+Each is an ``Op(is_view=True)`` whose forward returns a NumPy view. In-place ops on a view rebase
+the base's history onto a ``CopySlices`` node (``rebase_view``), as PyTorch does, so gradients
+through the base stay right.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.graph import Node
+from ._dispatch import apply
+from ._registry import EM, NP, Op, edge, method, ns_fn, next_seq
+
+__all__ = ["view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
+           "swapaxes", "swapdims", "permute", "t", "expand", "expand_as", "broadcast_to",
+           "select", "narrow", "diagonal", "as_strided", "unbind", "split", "chunk", "movedim",
+           "moveaxis", "view_as_real", "view_as_complex", "real", "imag", "adjoint",
+           "sum_to_size", "tensor_split", "hsplit", "vsplit"]
+
+
+# ---- reshaping ---------------------------------------------------------------------------
+
+def _infer_shape(shape, numel: int) -> tuple:
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _fmt(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _view_fwd(x, shape):
+    v = x.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        ) from None
+    return v
+
+
+VIEW = Op("view", _view_fwd, lambda ns, g, need, in_shape, shape: (g.reshape(in_shape),),
+          linear=True, is_view=True)
+RESHAPE_COPY = Op("reshape_copy", lambda x, in_shape, shape: x.reshape(shape),
+                  lambda ns, g, need, in_shape, shape: (g.reshape(in_shape),),
+                  linear=True, node="UnsafeViewBackward0")
+
+
+VIEW.fwd = lambda x, in_shape, shape: _view_fwd(x, shape)
+
+
+def view(self: Tensor, *shape) -> Tensor:
+    """``Tensor.view``: a view with a new shape (``-1`` inferred); never copies."""
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) and hasattr(
+            shape[0], "is_floating_point"):
+        from .copy import view_dtype
+        return view_dtype(self, shape[0])
+    shape = _infer_shape(_shape_arg(shape), self._data.size)
+    return apply(VIEW, (self,), (self._data.shape, shape))
+
+
+def reshape(self: Tensor, *shape) -> Tensor:
+    """A view when the strides allow, else a copy (``torch.reshape``)."""
+    shape = _infer_shape(_shape_arg(shape), self._data.size)
+    d = self._data
+    v = d.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        return apply(RESHAPE_COPY, (self,), (d.shape, shape))
+    return apply(VIEW, (self,), (d.shape, shape))
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return view(self, other._data.shape)
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return reshape(self, other._data.shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``torch.flatten``."""
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    s = _wrap_dim(start_dim, len(shape))
+    e = _wrap_dim(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    n = 1
+    for k in shape[s:e + 1]:
+        n *= k
+    return reshape(input, shape[:s] + (n,) + shape[e + 1:])
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    """``torch.unflatten``."""
+    shape = input._data.shape
+    d = _wrap_dim(dim, len(shape))
+    sizes = _infer_shape(tuple(sizes), shape[d])
+    return view(input, shape[:d] + sizes + shape[d + 1:])
+
+
+# ---- squeeze / unsqueeze ------------------------------------------------------------------
+
+SQUEEZE = Op("squeeze", lambda x, in_shape, dims: np.squeeze(x, dims),
+             lambda ns, g, need, in_shape, dims: (g.reshape(in_shape),), linear=True,
+             is_view=True)
+SQUEEZE_DIM = Op("squeeze_dim", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=True,
+                 node="SqueezeBackward1")
+SQUEEZE_DIMS = Op("squeeze_dims", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=True,
+                  node="SqueezeBackward2")
+UNSQUEEZE = Op("unsqueeze", lambda x, dim: np.expand_dims(x, dim),
+               lambda ns, g, need, dim: (g.squeeze(dim),), linear=True, is_view=True)
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    """``torch.squeeze``: drop size-1 dims (all, one, or a tuple of them)."""
+    shape = input._data.shape
+    if dim is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+        return apply(SQUEEZE, (input,), (shape, dims))
+    if isinstance(dim, (tuple, list)):
+        dims = tuple(sorted({_wrap_dim(d, len(shape)) for d in dim}))
+        op = SQUEEZE_DIMS
+    else:
+        dims = (_wrap_dim(dim, len(shape)),)
+        op = SQUEEZE_DIM
+    dims = tuple(d for d in dims if shape and shape[d] == 1)
+    return apply(op, (input,), (shape, dims))
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """``torch.unsqueeze``."""
+    d = _wrap_dim(dim, input._data.ndim + 1)
+    return apply(UNSQUEEZE, (input,), (d,))
+
+
+# ---- transposes ---------------------------------------------------------------------------
+
+def _transpose_fwd(x, d0, d1):
+    return np.swapaxes(x, d0, d1)
+
+
+TRANSPOSE = Op("transpose", _transpose_fwd,
+               lambda ns, g, need, d0, d1: (g.transpose(d0, d1),), linear=True, is_view=True)
+T_OP = Op("t", lambda x: x.T, lambda ns, g, need: (g.t(),), linear=True, is_view=True)
+PERMUTE = Op("permute", lambda x, dims: np.transpose(x, dims),
+             lambda ns, g, need, dims: (g.permute(tuple(np.argsort(dims))),), linear=True,
+             is_view=True)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``torch.transpose``: swap two dims (a view)."""
+    n = input._data.ndim
+    return apply(TRANSPOSE, (input,), (_wrap_dim(dim0, n), _wrap_dim(dim1, n)))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    """``torch.t``: transpose of a tensor with at most 2 dims."""
+    if input._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input._data.ndim}D")
+    return apply(T_OP, (input,))
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    """``torch.permute``."""
+    dims = _shape_arg(dims)
+    n = input._data.ndim
+    if len(dims) != n:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+            f"to len(dims) = {len(dims)}")
+    wrapped = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(wrapped)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(PERMUTE, (input,), (wrapped,))
+
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    n = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def adjoint(input: Tensor) -> Tensor:
+    return transpose(input, -2, -1).conj()
+
+
+def _T(self: Tensor) -> Tensor:
+    n = self._data.ndim
+    if n == 2:
+        return t(self)
+    return permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _mT(self: Tensor) -> Tensor:
+    if self._data.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+# ---- expand --------------------------------------------------------------------------------
+
+EXPAND = Op("expand", lambda x, shape: np.broadcast_to(x, shape),
+            lambda ns, g, need, shape: (g,), linear=True, is_view=True)
+
+
+def expand(self: Tensor, *sizes) -> Tensor:
+    """``Tensor.expand``: broadcast size-1 dims without copying (``-1`` keeps a dim)."""
+    sizes = _shape_arg(sizes)
+    shape = self._data.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(
+            f"expand({self.dtype._legacy.replace('Tensor', '')}Type{{{list(shape)}}}, "
+            f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be greater "
+            f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    out = list(sizes)
+    for i, s in enumerate(shape):
+        want = sizes[lead + i]
+        if want == -1:
+            out[lead + i] = s
+        elif s != want and s != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
+                f"non-singleton dimension {lead + i}.  Target sizes: {list(sizes)}.  Tensor "
+                f"sizes: {list(shape)}")
+    return apply(EXPAND, (self,), (tuple(out),))
+
+
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    return expand(self, other._data.shape)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    """``torch.broadcast_to``."""
+    return expand(input, tuple(size))
+
+
+SUM_TO = Op("sum_to_size", lambda x, shape: _np_sum_to(x, shape),
+            lambda ns, g, need, shape: (g,), linear=True, node="SumBackward1")
+
+
+def _np_sum_to(x, shape):
+    from ..autograd.engine import _sum_to
+    return _sum_to(x, tuple(shape))
+
+
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """Sum ``self`` down to ``size`` (the adjoint of expand)."""
+    size = _shape_arg(size)
+    if self._data.shape == size:
+        return self
+    r = apply(SUM_TO, (self,), (size,))
+    if r._fn is not None:
+        r._fn._params = (size,)
+    return r
+
+
+# ---- selecting ----------------------------------------------------------------------------
+
+def _get_fwd(x, key):
+    return x[key]
+
+
+def _embed(g, shape, key):
+    z = np.zeros(shape, g.dtype)
+    z[key] = g
+    return z
+
+
+def _embed_em(g, shape, key):
+    return apply(EMBED, (g,), (shape, key))
+
+
+def _get_vjp(ns, g, need, in_shape, key):
+    return (ns.embed(g, in_shape, key),)
+
+
+SELECT = Op("select", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
+SLICE = Op("slice", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
+ALIAS = Op("alias", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
+EMBED = Op("embed", _embed, lambda ns, g, need, shape, key: (ns.basic_get(g, key),),
+           linear=True, node="SliceBackwardBackward0")
+ns_fn("embed", _embed, lambda g, shape, key: apply(EMBED, (g,), (shape, key)))
+ns_fn("basic_get", lambda x, key: x[key],
+      lambda x, key: apply(SLICE, (x,), (x._data.shape, key)))
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """``torch.select``: the slice at ``index`` along ``dim``, without that dim."""
+    shape = input._data.shape
+    if not shape:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, len(shape))
+    size = shape[d]
+    if not -size <= index < size:
+        raise IndexError(
+            f"index {index} is out of bounds for dimension {d} with size {size}")
+    key = (slice(None),) * d + (index % size,)
+    return apply(SELECT, (input,), (shape, key))
+
+
+def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
+    """Basic slicing along one dim (the SliceBackward0 op)."""
+    shape = input._data.shape
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    key = (slice(None),) * dim + (slice(start, stop, step),)
+    return apply(SLICE, (input,), (shape, key))
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``torch.narrow``."""
+    shape = input._data.shape
+    d = _wrap_dim(dim, len(shape))
+    if isinstance(start, Tensor):
+        start = int(start)
+    if start < 0:
+        start += shape[d]
+    if start < 0 or start + length > shape[d] or length < 0:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({shape[d]}).")
+    return slice_dim(input, d, start, start + length)
+
+
+def getitem_basic(self: Tensor, key: tuple) -> Tensor:
+    """Basic indexing (ints, slices, None, Ellipsis) as a chain of select/slice/unsqueeze views,
+    like PyTorch's."""
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    ndim = self._data.ndim
+    if n_real > ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {ndim}")
+    out = self
+    dim = 0
+    for k in key:
+        if k is Ellipsis:
+            dim += ndim - n_real
+        elif k is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(k, slice):
+            size = out._data.shape[dim]
+            start, stop, step = k.indices(size)
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero")
+            if (start, stop, step) != (0, size, 1):
+                out = slice_dim(out, dim, start, stop, step)
+            dim += 1
+        else:
+            i = int(k)
+            size = out._data.shape[dim]
+            if not -size <= i < size:
+                raise IndexError(
+                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+            out = select(out, dim, i)
+    if out is self:
+        out = apply(ALIAS, (self,), (self._data.shape, ()))
+    return out
+
+
+def _diag_back_np(g, in_shape, offset, d1, d2):
+    z = np.zeros(in_shape, g.dtype)
+    zz = np.moveaxis(z, (d1, d2), (-2, -1))
+    i = np.arange(g.shape[-1])
+    zz[..., i + max(-offset, 0), i + max(offset, 0)] = g
+    return z
+
+
+DIAG_BACK = Op("diagonal_backward", _diag_back_np,
+               lambda ns, g, need, in_shape, offset, d1, d2: (g.diagonal(offset, d1, d2),),
+               linear=True, node="DiagonalBackwardBackward0")
+ns_fn("diagonal_backward", _diag_back_np,
+      lambda g, in_shape, offset, d1, d2: apply(DIAG_BACK, (g,), (in_shape, offset, d1, d2)))
+DIAGONAL = Op("diagonal", lambda x, offset, d1, d2, in_shape: np.diagonal(x, offset, d1, d2),
+              lambda ns, g, need, offset, d1, d2, in_shape:
+              (ns.diagonal_backward(g, in_shape, offset, d1, d2),),
+              linear=True, is_view=True)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``torch.diagonal`` (a view)."""
+    n = input._data.ndim
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(DIAGONAL, (input,), (offset, d1, d2, input._data.shape))
+
+
+def _as_strided_np(x, size, stride, offset):
+    item = x.itemsize
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) if root.flags.c_contiguous \
+        else root.reshape(-1)
+    return np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),
+                                           tuple(s * item for s in stride))
+
+
+def _as_strided_vjp(ns, g, need, size, stride, offset, in_shape, idx):
+    return (ns.put_flat(ns.zeros_of(g, in_shape), idx, g),)
+
+
+AS_STRIDED = Op("as_strided", lambda x, size, stride, offset, in_shape, idx:
+                _as_strided_np(x, size, stride, offset),
+                _as_strided_vjp, linear=True, is_view=True)
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """``torch.as_strided`` over the input's storage (elements counted from its start)."""
+    off = input.storage_offset() if storage_offset is None else storage_offset
+    out = _as_strided_np(input._data, tuple(size), tuple(stride), off)
+    idx = view_index(input._data, out)
+    return apply(AS_STRIDED, (input,), (tuple(size), tuple(stride), off, input._data.shape, idx))
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``Tensor.unfold``: sliding windows along a dim, as a view."""
+    shape = self._data.shape
+    d = _wrap_dim(dimension, len(shape))
+    n = (shape[d] - size) // step + 1 if shape else 1
+    if shape and size > shape[d]:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {d} is {shape[d]} but size is {size}")
+    st = self.stride()
+    new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+    new_stride = st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],)
+    return as_strided(self, new_shape, new_stride)
+
+
+# ---- multi-output views -----------------------------------------------------------------
+
+def _split_fwd(x, dim, bounds):
+    return tuple(x[(slice(None),) * dim + (slice(a, b),)] for a, b in bounds)
+
+
+def _split_vjp(ns, grads, need, dim, bounds, in_shape):
+    parts = []
+    for (a, b), g in zip(bounds, grads):
+        if g is None:
+            shape = list(in_shape)
+            shape[dim] = b - a
+            g = ns.zeros_of(grads[_first(grads)], tuple(shape))
+        parts.append(g)
+    return (ns.cat(parts, dim),)
+
+
+def _first(gs):
+    for i, g in enumerate(gs):
+        if g is not None:
+            return i
+    return 0
+
+
+_MULTI: dict = {}
+
+
+def _multi_view_op(name: str, n: int, fwd, vjp, jvp) -> Op:
+    """The op for a view function with ``n`` outputs (one Op per output count, cached)."""
+    op = _MULTI.get((name, n))
+    if op is None:
+        node = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        op = _MULTI[(name, n)] = Op(name, fwd, vjp, jvp, is_view=True, n_out=n, node=node)
+    return op
+
+
+def _split_jvp(ns, tangents, primals, outs, dim, bounds, in_shape):
+    return tuple(slice_dim(tangents[0], dim, a, b) for a, b in bounds)
+
+
+def _split(input: Tensor, dim: int, bounds, name: str) -> tuple:
+    op = _multi_view_op(name, len(bounds), _split_fwd, _split_vjp, _split_jvp)
+    return apply(op, (input,), (dim, tuple(bounds), input._data.shape))
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """``torch.split``: chunks of a given size, or of the listed sizes, along ``dim``."""
+    shape = tensor._data.shape
+    d = _wrap_dim(dim, len(shape))
+    size = shape[d]
+    if isinstance(split_size_or_sections, numbers.Integral):
+        s = int(split_size_or_sections)
+        if s <= 0 and size:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {size}")
+        bounds = [(a, min(a + s, size)) for a in range(0, size, s)] if s else [(0, 0)]
+        return _split(tensor, d, bounds, "split")
+    sizes = list(split_size_or_sections)
+    if sum(sizes) != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+            f"at dimension {d}), but got split_sizes={sizes}")
+    bounds, a = [], 0
+    for s in sizes:
+        bounds.append((a, a + s))
+        a += s
+    return _split(tensor, d, bounds, "split_with_sizes")
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``torch.chunk``."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    s = -(-size // chunks) if size else 0
+    if s == 0:
+        return split(input, [0] * chunks if size == 0 else 1, d)
+    return split(input, s, d)
+
+
+def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    if isinstance(indices_or_sections, numbers.Integral):
+        n = int(indices_or_sections)
+        q, r = divmod(size, n)
+        sizes = [q + 1] * r + [q] * (n - r)
+    else:
+        idx = [0] + [min(max(int(i), 0), size) for i in indices_or_sections] + [size]
+        sizes = [max(b - a, 0) for a, b in zip(idx[:-1], idx[1:])]
+    return split(input, sizes, d)
+
+
+def hsplit(input: Tensor, sections) -> tuple:
+    return tensor_split(input, sections, 1 if input._data.ndim > 1 else 0)
+
+
+def vsplit(input: Tensor, sections) -> tuple:
+    return tensor_split(input, sections, 0)
+
+
+def _unbind_vjp(ns, grads, need, dim, n, in_shape):
+    i0 = _first(grads)
+    parts = [g if g is not None else ns.zeros_of(grads[i0], grads[i0].shape) for g in grads]
+    return (ns.stack(parts, dim),)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    """``torch.unbind``: the slices along ``dim``, as views."""
+    shape = input._data.shape
+    d = _wrap_dim(dim, len(shape))
+    n = shape[d]
+    op = _multi_view_op("unbind", n, _unbind_fwd, _unbind_vjp, _unbind_jvp)
+    return apply(op, (input,), (d, n, shape))
+
+
+def _unbind_fwd(x, dim, n, in_shape):
+    return tuple(np.moveaxis(x, dim, 0))
+
+
+def _unbind_jvp(ns, tangents, primals, outs, dim, n, in_shape):
+    return unbind(tangents[0], dim)
+
+
+# ---- complex views -----------------------------------------------------------------------
+
+REAL = Op("real", lambda x: x.real, lambda ns, g, need: (g,), linear=True, is_view=True)
+IMAG = Op("imag", lambda x: x.imag, lambda ns, g, need: (ns.imag_grad(g),), linear=True,
+          is_view=True)
+ns_fn("imag_grad", lambda g: g * 1j, lambda g: g * 1j)
+
+
+def real(input: Tensor) -> Tensor:
+    """``torch.real``: a view of the real parts (the tensor itself for real dtypes)."""
+    if not input.is_complex():
+        return input
+    return apply(REAL, (input,))
+
+
+def imag(input: Tensor) -> Tensor:
+    """``torch.imag``: a view of the imaginary parts; complex tensors only."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return apply(IMAG, (input,))
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    if not input.is_complex():
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    op = Op("view_as_real", lambda x: x.view(x.real.dtype).reshape(x.shape + (2,)),
+            lambda ns, g, need: (ns.view_as_complex(g),), linear=True, is_view=True)
+    return apply(op, (input,))
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    d = input._data
+    if d.shape[-1:] != (2,):
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    op = Op("view_as_complex",
+            lambda x: np.ascontiguousarray(x).view(np.complex128 if x.dtype == np.float64
+                                                   else np.complex64)[..., 0],
+            lambda ns, g, need: (ns.view_as_real(g),), linear=True, is_view=True)
+    return apply(op, (input,))
+
+
+ns_fn("view_as_complex", lambda g: np.ascontiguousarray(g).view(
+    np.complex128 if g.dtype == np.float64 else np.complex64)[..., 0], view_as_complex)
+ns_fn("view_as_real", lambda g: g.view(g.real.dtype).reshape(g.shape + (2,)), view_as_real)
+
+
+# ---- in-place on views: CopySlices -------------------------------------------------------
+
+def view_index(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """For each element of ``view`` (a view into ``base``'s memory), its row-major position in
+    ``base``: the view's geometry in terms any gradient of base's shape can use."""
+    item = base.itemsize
+    lo = min(_addr(base) + min(0, *(s * (n - 1) for s, n in zip(base.strides, base.shape)))
+             if base.ndim else _addr(base), _addr(base))
+    extent = _extent(base)
+    buf = np.full(extent // item + 1, -1, np.int64)
+    boff = (_addr(base) - lo) // item
+    bview = np.lib.stride_tricks.as_strided(buf[boff:], base.shape,
+                                            tuple(s // item * 8 for s in base.strides))
+    bview[...] = np.arange(base.size).reshape(base.shape)
+    voff = (_addr(view) - lo) // item
+    return np.lib.stride_tricks.as_strided(buf[voff:], view.shape,
+                                           tuple(s // item * 8 for s in view.strides)).copy()
+
+
+def _addr(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _extent(a) -> int:
+    if a.size == 0:
+        return 0
+    return sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides)) + a.itemsize
+
+
+def _take_flat_np(g, idx):
+    return np.ascontiguousarray(g).reshape(-1)[idx]
+
+
+def _put_flat_np(g, idx, v):
+    r = np.array(g, order="C", copy=True)
+    r.reshape(-1)[idx] = v
+    return r
+
+
+TAKE_FLAT = Op("take_flat", _take_flat_np,
+               lambda ns, g, need, idx, shape: (ns.put_flat(ns.zeros_of(g, shape), idx, g),),
+               linear=True, node="AsStridedBackward0")
+PUT_FLAT = Op("put_flat", lambda g, v, idx: _put_flat_np(g, idx, v),
+              lambda ns, g, need, idx: (ns.put_flat(g, idx, ns.zeros_of(g, idx.shape))
+                                        if need[0] else None,
+                                        ns.take_flat(g, idx) if need[1] else None),
+              linear=True, node="CopySlices")
+TAKE_FLAT.fwd = lambda g, idx, shape: _take_flat_np(g, idx)
+ns_fn("take_flat", _take_flat_np,
+      lambda g, idx: apply(TAKE_FLAT, (g,), (idx, g._data.shape)))
+ns_fn("put_flat", _put_flat_np, lambda g, idx, v: apply(PUT_FLAT, (g, v), (idx,)))
+
+
+class CopySlices(Node):
+    """The base's new history after an in-place op on one of its views: the gradient for the
+    view's region goes through the in-place op's node, the rest flows to the old history."""
+
+    __slots__ = ()
+    op = None
+
+    def _apply(self, grads, graph: bool):
+        from ..autograd.engine import call_node
+        idx, inner = self._params
+        G = grads[0]
+        ns = EM if graph else NP
+        region = ns.take_flat(G, idx)
+        res = call_node(inner, [region], graph)
+        g_self = res[0] if res[0] is not None else ns.zeros_of(region, region.shape)
+        out = ns.put_flat(G, idx, g_self)
+        return (out,) + tuple(res[1:])
+
+
+AS_STRIDED_NODE = type("AsStridedBackward0", (Node,), {"__slots__": (), "op": AS_STRIDED})
+
+
+def rebase_view(view: Tensor, node) -> None:
+    """Make ``view``'s base take a CopySlices node over ``node`` as history, and ``view`` a view
+    of that new history."""
+    base = view._base
+    idx = view_index(base._data, view._data)
+    cs = object.__new__(CopySlices)
+    cs._seq = next_seq()
+    cs._h = None
+    cs._saved = ()
+    cs._params = (idx, node)
+    cs._next = (edge(base),) + node._next[1:]
+    base._fn, base._onr, base._rg = cs, 0, True
+    vs = view._data
+    vn = object.__new__(AS_STRIDED_NODE)
+    vn._seq = next_seq()
+    vn._h = None
+    vn._saved = ()
+    vn._params = (vs.shape, view.stride(), view.storage_offset(), base._data.shape, idx)
+    vn._next = (edge(base),)
+    view._fn, view._onr, view._rg = vn, 0, True
+
+
+# ---- method registration -----------------------------------------------------------------
+
+for _name, _fn in [("view", view), ("reshape", reshape), ("view_as", view_as),
+                   ("reshape_as", reshape_as), ("flatten", flatten), ("unflatten", unflatten),
+                   ("squeeze", squeeze), ("unsqueeze", unsqueeze), ("transpose", transpose),
+                   ("swapaxes", swapaxes), ("swapdims", swapdims), ("permute", permute),
+                   ("t", t), ("expand", expand), ("expand_as", expand_as),
+                   ("broadcast_to", broadcast_to), ("select", select), ("narrow", narrow),
+                   ("diagonal", diagonal), ("as_strided", as_strided), ("unfold", unfold),
+                   ("unbind", unbind), ("split", split), ("chunk", chunk),
+                   ("tensor_split", tensor_split), ("movedim", movedim), ("moveaxis", moveaxis),
+                   ("adjoint", adjoint), ("sum_to_size", sum_to_size), ("hsplit", hsplit),
+                   ("vsplit", vsplit)]:
+    method(_name, _fn)
+Tensor.T = property(_T)
+Tensor.mT = property(_mT)
+Tensor.H = property(lambda self: _T(self).conj())
+Tensor.mH = property(lambda self: _mT(self).conj())
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+ns_fn("zeros_of", lambda g, shape: np.zeros(shape, g.dtype),
+      lambda g, shape: g.new_zeros(tuple(shape)))

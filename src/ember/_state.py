@@ -1,0 +1,20 @@
+"""The thread-local autograd state: grad mode, inference mode, dual level, anomaly mode and the
+saved-tensor-hooks stack, all in one object (``STATE``) so each op reads it once."""
+from __future__ import annotations
+
+import threading
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.grad = True          # grad mode
+        self.inference = False    # inference mode
+        self.fw_level = -1        # innermost forward-AD dual level, -1 when none
+        self.fw_tensors = []      # weak references to tensors given a tangent at that level
+        self.anomaly = False
+        self.anomaly_nan = True
+        self.saved_hooks = []     # stack of (pack, unpack) pairs
+        self.saved_hooks_disabled = None  # error message while disabled
+
+
+STATE = _State()

@@ -1,0 +1,539 @@
+"""Tensor: an ndarray plus autograd metadata. Operators and methods are thin: they call ops.
+
+Operator methods (``exp``, ``__add__``, ...) are attached by the op modules in ``_ops`` through
+``_ops._registry.method``, so each op is written once, beside its derivatives.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype as D
+from ._device import CPU, META
+from ._meta import MetaArray
+from ._state import STATE
+
+__all__ = ["Tensor"]
+
+
+class Version:
+    """The version counter shared by all tensors over one buffer."""
+
+    __slots__ = ("v",)
+
+    def __init__(self):
+        self.v = 0
+
+
+class _Extra:
+    """A tensor's rarely used parts: hooks, retain_grad, inference and meta flags."""
+
+    __slots__ = ("hooks", "retains", "post_acc", "inference", "name")
+
+    def __init__(self):
+        self.hooks = None      # leaf hooks: {id: fn}
+        self.retains = False
+        self.post_acc = None   # {id: fn}
+        self.inference = False
+        self.name = None
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, mirroring ``torch.Tensor``.
+
+    ``_data`` is the NumPy array; views hold NumPy views of their base's buffer and share its
+    version counter ``_vc``. ``_rg`` is requires_grad, ``_fn`` the grad_fn node and ``_onr`` the
+    output number in it, ``_acc`` a weak reference to a leaf's AccumulateGrad node, ``_fw`` the
+    forward-mode tangent and ``_x`` the rarely used parts.
+    """
+
+    __slots__ = ("_data", "_vc", "_rg", "_fn", "_onr", "_base", "_grad", "_acc", "_fw", "_x",
+                 "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *args, **kwargs):
+        # ember.Tensor(...) as a constructor: legacy form, like torch.Tensor(2, 3) or ([1, 2]).
+        from ._ops.creation import legacy_new
+        t = legacy_new(D.get_default_dtype(), args, kwargs)
+        _init(self, t._data, Version(), False, None)
+
+    # ---- metadata ---------------------------------------------------------------------
+    @property
+    def dtype(self) -> D.dtype:
+        return D._FROM_NP[self._data.dtype]
+
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        from ._size import Size
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def stride(self, dim: int | None = None):
+        s = tuple(x // self._data.itemsize for x in self._data.strides)
+        if self.is_meta:
+            s = _contiguous_strides(self._data.shape)
+        if dim is None:
+            return s
+        return s[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        root = self._data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root is self._data or self.is_meta:
+            return 0
+        return (_address(self._data) - _address(root)) // self._data.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        if self.is_meta:
+            return True
+        return _is_contiguous(self._data)
+
+    def data_ptr(self) -> int:
+        return 0 if self.is_meta else _address(self._data)
+
+    @property
+    def device(self):
+        return META if self.is_meta else CPU
+
+    def get_device(self) -> int:
+        return -1
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.is_meta
+
+    @property
+    def is_meta(self) -> bool:
+        return type(self._data) is MetaArray
+
+    is_quantized = False
+    is_sparse = False
+    is_mkldnn = False
+    is_nested = False
+    layout = "strided"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f" or self._data.dtype == D.bfloat16.np
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_inference(self) -> bool:
+        x = self._x
+        return x is not None and x.inference
+
+    @property
+    def _version(self) -> int:
+        return self._vc.v
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # ---- autograd metadata -------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad on a leaf (``torch.Tensor.requires_grad_``)."""
+        if self._fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self.is_inference() and not STATE.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed.")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._onr
+
+    @property
+    def grad(self):
+        if self._fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+                "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+                "informations. (Triggered internally at "
+                "/pytorch/build/aten/src/ATen/core/TensorBody.h:497.)", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_scalar_name(value.dtype)}' to a tensor with dtype "
+                    f"'{_scalar_name(self.dtype)}'. Please ensure that the gradient and the tensor "
+                    "have the same dtype")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    "assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        x = self._x
+        return x is not None and x.retains
+
+    def retain_grad(self) -> None:
+        """Populate ``.grad`` for this non-leaf tensor during backward."""
+        if self._fn is None:
+            if not self._rg:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self.retains_grad:
+            return
+        self._extra().retains = True
+        ref = weakref.ref(self)
+
+        def retain(grad):
+            t = ref()
+            if t is None or not t.retains_grad:
+                return None
+            from .autograd.engine import accumulate_into
+            accumulate_into(t, grad, STATE.grad)
+            return None
+        self._fn._hooks().retains[self._onr] = retain
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient (``torch.Tensor.register_hook``)."""
+        if not self._rg:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient")
+        if self._fn is not None:
+            return self._fn._register_tensor_hook(self._onr, hook)
+        from .autograd.graph import RemovableHandle
+        x = self._extra()
+        if x.hooks is None:
+            x.hooks = {}
+        handle = RemovableHandle(x.hooks)
+        x.hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after this leaf's ``.grad`` has been accumulated."""
+        if self._fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.graph import RemovableHandle
+        x = self._extra()
+        if x.post_acc is None:
+            x.post_acc = {}
+        handle = RemovableHandle(x.post_acc)
+        x.post_acc[handle.id] = hook
+        return handle
+
+    def _extra(self) -> _Extra:
+        x = self._x
+        if x is None:
+            x = self._x = _Extra()
+        return x
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaves) into the leaves' ``.grad``."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing storage and version counter, out of the graph."""
+        return _view_of(self, self._data, differentiable=False)
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._base._rg:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedData"
+                "Parallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients "
+                "are views of DDP buckets, and hence detach_() cannot be called on these gradients. "
+                "To fix this error, please refer to the Optimizer.zero_grad() function in "
+                "torch/optim/optimizer.py as the solution.")
+        self._fn = None
+        self._rg = False
+        self._onr = 0
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """The same storage without autograd history and with its own version counter."""
+        return _make(self._data, Version(), False, None)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    def _base_tensor(self):
+        return self._base
+
+    # ---- conversion ----------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The NumPy array sharing this tensor's memory (``torch.Tensor.numpy``)."""
+        if self._rg and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead.")
+        if self.is_meta:
+            raise RuntimeError("Can't call numpy() on Tensor with device type meta.")
+        if self._data.dtype == D.bfloat16.np and not force:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._data if not force else self._data.copy()
+
+    def item(self):
+        """The single value as a Python number."""
+        if self.is_meta:
+            raise RuntimeError(
+                "Tensor.item() cannot be called on meta tensors")
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return _py_scalar(self._data.reshape(()))
+
+    def tolist(self):
+        if self.is_meta:
+            raise RuntimeError("Tensor.tolist() is not supported for tensors on meta device")
+        d = self._data
+        if d.dtype == D.bfloat16.np or d.dtype == np.float16:
+            d = d.astype(np.float32)
+        return d.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        if self._rg:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead.")
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and not self.is_meta:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data.copy(), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self._fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
+        t = _make(self._data.copy(), Version(), self._rg, None)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    def __getstate__(self):
+        raise TypeError("use pickle on ember tensors through __reduce_ex__")
+
+    def __setstate__(self, state):
+        raise TypeError("use pickle on ember tensors through __reduce_ex__")
+
+
+def _rebuild(data, requires_grad):
+    return _make(data, Version(), requires_grad, None)
+
+
+_new = object.__new__
+
+
+def _make(data, vc, rg, fn, onr=0) -> Tensor:
+    """Build a tensor without argument checks: the constructor every op uses."""
+    t = _new(Tensor)
+    t._data = data
+    t._vc = vc
+    t._rg = rg
+    t._fn = fn
+    t._onr = onr
+    t._base = None
+    t._grad = None
+    t._acc = None
+    t._fw = None
+    t._x = None
+    return t
+
+
+def _init(t, data, vc, rg, fn) -> None:
+    t._data = data
+    t._vc = vc
+    t._rg = rg
+    t._fn = fn
+    t._onr = 0
+    t._base = None
+    t._grad = None
+    t._acc = None
+    t._fw = None
+    t._x = None
+
+
+def _view_of(src: Tensor, data, differentiable: bool = True) -> Tensor:
+    """A tensor over (part of) ``src``'s buffer sharing its version counter. A differentiable
+    view records its base in ``_base`` so that in-place ops on it rebase the base's history."""
+    t = _make(data, src._vc, False, None)
+    if differentiable:
+        t._base = src._base if src._base is not None else src
+    x = src._x
+    if x is not None and x.inference:
+        t._extra().inference = True
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _contiguous_strides(shape) -> tuple:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _is_contiguous(a: np.ndarray) -> bool:
+    if a.flags.c_contiguous:
+        return True
+    # PyTorch ignores the strides of size-1 dimensions.
+    expected = 1
+    for size, st in zip(reversed(a.shape), reversed(a.strides)):
+        if size == 0:
+            return True
+        if size != 1 and st != expected * a.itemsize:
+            return False
+        expected *= size
+    return True
+
+
+def _py_scalar(a: np.ndarray):
+    v = a.item() if a.dtype != D.bfloat16.np else float(a)
+    return v
+
+
+_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                 "bool": "bool", "complex64": "c10::complex<float>",
+                 "complex128": "c10::complex<double>"}
+
+
+def _scalar_name(d) -> str:
+    return _SCALAR_NAMES[d.name]

@@ -1,0 +1,165 @@
+"""``ember.autograd``: reverse-mode differentiation (backward, grad) and the grad modes."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._tensor import Tensor, Version, _make
+from . import forward_ad, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .engine import run_backward
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+
+__all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "forward_ad",
+           "graph", "detect_anomaly", "set_detect_anomaly"]
+
+
+def _tensors(x, what: str) -> tuple:
+    if isinstance(x, Tensor):
+        return (x,)
+    if x is None:
+        return ()
+    return tuple(x)
+
+
+def _root_edge(t: Tensor, i: int):
+    if t._fn is not None:
+        return (t._fn, t._onr)
+    if t._rg:
+        from .._ops._registry import acc_node
+        return (acc_node(t), 0)
+    raise RuntimeError(
+        f"element {i} of tensors does not require grad and does not have a grad_fn")
+
+
+def _root_grads(outputs, grad_outputs, create_graph: bool, is_grad: bool) -> list:
+    from .._size import Size
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._rg:
+                if out._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.is_floating_point():
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar outputs but got "
+                        f"{out.dtype}")
+            g = _make(np.ones_like(out._data), Version(), False, None)
+        elif not isinstance(g, Tensor):
+            raise TypeError(
+                "gradients can be either Tensors or None, but got " + type(g).__name__)
+        elif g._data.shape != out._data.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
+                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("ember.", "torch."))
+        elif g.is_complex() != out.is_complex():
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output"
+                f"[{i}] has a dtype of {out.dtype}.")
+        grads.append(g if create_graph else g._data)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
+             create_graph: bool = False, grad_variables=None, inputs=None) -> None:
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad`` (``torch.autograd.backward``).
+    """
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    outputs = _tensors(tensors, "tensors")
+    if inputs is not None:
+        inputs = _tensors(inputs, "inputs")
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    gts = _tensors(grad_tensors, "grad_tensors") if grad_tensors is not None else ()
+    gts = list(gts) + [None] * (len(outputs) - len(gts))
+    if len(gts) != len(outputs):
+        raise RuntimeError(
+            f"got {len(gts)} gradients but {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    grads = _root_grads(outputs, gts, create_graph, False)
+    in_edges = None
+    if inputs is not None:
+        in_edges = []
+        for t in inputs:
+            if not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            in_edges.append(_root_edge(t, 0) + (t,))
+    run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
+    """The gradients of ``outputs`` with respect to ``inputs`` (``torch.autograd.grad``)."""
+    if is_grads_batched:
+        raise NotImplementedError(
+            "is_grads_batched=True needs vmap, which ember does not have yet")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outs = _tensors(outputs, "outputs")
+    ins = _tensors(inputs, "inputs")
+    if len(ins) == 0:
+        raise RuntimeError("grad requires non-empty inputs.")
+    gos = _tensors(grad_outputs, "grad_outputs") if grad_outputs is not None else ()
+    gos = list(gos) + [None] * (len(outs) - len(gos))
+    if len(gos) != len(outs):
+        raise RuntimeError(
+            f"grad_outputs has {len(gos)} elements but outputs has {len(outs)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in outs:
+        if not t._rg:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn")
+    in_edges = []
+    for t in ins:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not "
+                            f"{type(t).__name__}")
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        in_edges.append(_root_edge(t, 0) + (t,))
+    roots = [_root_edge(t, i) for i, t in enumerate(outs)]
+    grads = _root_grads(outs, gos, create_graph, True)
+    res = run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=False)
+    out = []
+    for i, (g, t) in enumerate(zip(res, ins)):
+        if g is None:
+            if materialize_grads:
+                from .._ops.creation import zeros_like
+                out.append(zeros_like(t))
+                continue
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior.")
+            out.append(None)
+        elif isinstance(g, Tensor):
+            out.append(g)
+        else:
+            out.append(_make(g, Version(), False, None))
+    return tuple(out)
+
+
+def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    """The deprecated wrapper: returns the tensor itself, with requires_grad set if asked."""
+    if requires_grad:
+        tensor.requires_grad_(True)
+    return tensor

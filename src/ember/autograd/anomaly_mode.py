@@ -1,0 +1,90 @@
+"""Anomaly detection: forward tracebacks on nodes, and NaN checks on backward outputs."""
+from __future__ import annotations
+
+import traceback
+import warnings
+
+import numpy as np
+
+from .grad_mode import STATE
+
+__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
+
+
+def is_anomaly_enabled() -> bool:
+    return STATE.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return STATE.anomaly_nan
+
+
+class detect_anomaly:
+    """Context manager (and decorator) turning anomaly mode on for this thread."""
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        self.prev = (False, True)
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+            "only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self) -> None:
+        self.prev = (STATE.anomaly, STATE.anomaly_nan)
+        STATE.anomaly, STATE.anomaly_nan = True, self.check_nan
+
+    def __exit__(self, *exc) -> None:
+        STATE.anomaly, STATE.anomaly_nan = self.prev
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with detect_anomaly(self.check_nan):
+                return fn(*a, **k)
+        return wrapper
+
+
+class set_detect_anomaly:
+    """Set anomaly mode on or off: at once as a call, restored on exit as a context manager."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = (STATE.anomaly, STATE.anomaly_nan)
+        STATE.anomaly, STATE.anomaly_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        STATE.anomaly, STATE.anomaly_nan = self.prev
+
+
+def record_trace(node) -> None:
+    """Remember where in the forward pass ``node`` was created."""
+    node._hooks().trace = "".join(traceback.format_stack()[:-3])
+
+
+def run_checked(node, grads, graph: bool):
+    """Run a node's backward; on failure, first warn with the forward traceback."""
+    from .engine import call_node
+    try:
+        out = call_node(node, grads, graph)
+    except Exception:
+        h = node._h
+        trace = h.trace if h is not None else None
+        if trace:
+            warnings.warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                f"error:\n{trace}", RuntimeWarning, stacklevel=2)
+        raise
+    if STATE.anomaly_nan:
+        for i, g in enumerate(out):
+            if g is None:
+                continue
+            a = g._data if hasattr(g, "_data") else g
+            if np.isnan(np.asarray(a, dtype=np.complex128 if np.iscomplexobj(a) else None)).any():
+                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                                   "output.")
+    return out

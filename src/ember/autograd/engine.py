@@ -1,0 +1,327 @@
+"""The backward engine: iterative, dependency-counted, ordered like PyTorch's CPU ready queue.
+
+One call walks the graph reachable from its roots without recursion, counts each node's incoming
+edges, and runs a node once all its gradients have arrived, most recently created node first.
+Without ``create_graph`` gradients flow as bare ndarrays and the op VJPs run on NumPy directly;
+with it they flow as Tensors through ember ops, so the result is itself differentiable.
+All state of a call is local, so threads may run backward concurrently; accumulation into a
+shared ``.grad`` holds a lock.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .._tensor import Tensor, Version, _make
+from .grad_mode import STATE
+from .graph import FREED, GRAD_LOCK, AccumulateGrad, version_error
+
+_CAPTURE = object()
+
+
+def _as_tensor(g) -> Tensor:
+    return g if isinstance(g, Tensor) else _make(g, Version(), False, None)
+
+
+def _raw(g):
+    return g._data if isinstance(g, Tensor) else g
+
+
+def unpack_saved(node, graph: bool) -> list:
+    """The node's saved values: arrays on the fast path, tensors (with their graph) otherwise."""
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(FREED)
+    out = []
+    for e in saved:
+        if type(e) is not tuple:
+            if hasattr(e, "unpack"):
+                out.append(e.unpack(node, graph))
+            else:
+                out.append(e)
+        elif len(e) == 2:
+            t, ver = e
+            if t._vc.v != ver:
+                raise version_error(t, ver, t._fn)
+            out.append(t if graph else t._data)
+        else:
+            data, vc, ver, k = e
+            if vc.v != ver:
+                t = _make(data, vc, True, node, k)
+                raise version_error(t, ver, node)
+            out.append(_make(data, vc, True, node, k) if graph else data)
+    return out
+
+
+def _zeros_for(edge_shape, dtype, graph: bool):
+    z = np.zeros(edge_shape, dtype)
+    return _make(z, Version(), False, None) if graph else z
+
+
+def call_node(node, grads, graph: bool | None = None):
+    """Run one node's backward on ``grads`` (one per output, None where absent)."""
+    if graph is None:
+        graph = STATE.grad
+        grads = tuple(g if g is None or isinstance(g, Tensor) else _as_tensor(g)
+                      for g in grads)
+    op = node.op
+    if op is None:
+        return node._apply(grads, graph)
+    vals = unpack_saved(node, graph)
+    from .._ops._registry import EM, NP
+    ns = EM if graph else NP
+    need = tuple(e[0] is not None for e in node._next)
+    if not graph:
+        grads = [_raw(g) for g in grads]
+    g = grads[0] if node.n_out == 1 else tuple(grads)
+    res = op.vjp(ns, g, need, *vals, *node._params)
+    return res if isinstance(res, tuple) else (res,)
+
+
+def _fix(g, e, graph: bool):
+    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype."""
+    shape, dt = e[2], e[3]
+    if graph:
+        if g._data.shape != shape:
+            g = g.sum_to_size(shape)
+        if g._data.dtype != dt:
+            from .._dtype import _FROM_NP
+            g = g.to(_FROM_NP[dt])
+        return g
+    if g.shape != shape:
+        g = _sum_to(g, shape)
+    if g.dtype != dt:
+        g = g.astype(dt)
+    return g
+
+
+def _sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
+                                      if s == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+def accumulate_into(t: Tensor, g, graph: bool) -> None:
+    """Add gradient ``g`` into ``t.grad`` with PyTorch's default layout rules."""
+    with GRAD_LOCK:
+        cur = t._grad
+        if cur is None:
+            if graph:
+                t._grad = _as_tensor(g).clone() if isinstance(g, Tensor) else _as_tensor(g)
+            else:
+                g = _raw(g)
+                d = t._data
+                if _dense(d):
+                    new = np.empty_like(d)
+                else:
+                    new = np.empty(d.shape, d.dtype)
+                np.copyto(new, g)
+                t._grad = _make(new, Version(), False, None)
+        elif graph:
+            t._grad = cur + _as_tensor(g)
+        else:
+            g = _raw(g)
+            cd = cur._data
+            if cd.shape != g.shape:
+                g = np.broadcast_to(g, cd.shape)
+            np.add(cd, g, out=cd, casting="unsafe")
+            cur._vc.v += 1
+
+
+def _dense(d: np.ndarray) -> bool:
+    if d.flags.c_contiguous or d.flags.f_contiguous:
+        return True
+    pairs = sorted((abs(s), n) for n, s in zip(d.shape, d.strides) if n != 1)
+    expected = d.itemsize
+    for st, n in pairs:
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _run_tensor_hooks(node, grads: list, graph: bool) -> list:
+    h = node._h
+    for nr, hooks in h.tensor_pre.items():
+        for fn in list(hooks.values()):
+            if grads[nr] is None:
+                continue
+            r = fn(_as_tensor(grads[nr]))
+            if r is not None:
+                grads[nr] = r if graph else _raw(r)
+    for nr, fn in list(h.retains.items()):
+        if grads[nr] is not None:
+            fn(_as_tensor(grads[nr]).detach() if not graph else grads[nr])
+    for fn in list(h.pre.values()):
+        r = fn(tuple(_as_tensor(g) if g is not None else None for g in grads))
+        if r is not None:
+            grads = [None if x is None else (x if graph else _raw(x)) for x in r]
+    return grads
+
+
+def _run_post_hooks(node, grads_in, grads_out, graph: bool):
+    for fn in list(node._h.post.values()):
+        r = fn(tuple(None if x is None else _as_tensor(x) for x in grads_in),
+               tuple(None if x is None else _as_tensor(x) for x in grads_out))
+        if r is not None:
+            grads_in = tuple(None if x is None else (x if graph else _raw(x)) for x in r)
+    return grads_in
+
+
+def _leaf_accumulate(node: AccumulateGrad, g, graph: bool) -> None:
+    t = node.variable
+    x = t._x
+    if x is not None and x.hooks:
+        for fn in list(x.hooks.values()):
+            r = fn(_as_tensor(g))
+            if r is not None:
+                g = r if graph else _raw(r)
+    accumulate_into(t, g, graph)
+    if x is not None and x.post_acc:
+        for fn in list(x.post_acc.values()):
+            fn(t)
+
+
+def _graph_nodes(roots, want_parents: bool):
+    """Dependency counts over the nodes reachable from ``roots``, found without recursion, and
+    (when asked) each node's parents, for finding what leads to the requested inputs."""
+    deps = {}
+    parents = {} if want_parents else None
+    seen = set()
+    stack = [r for r in roots if r is not None]
+    for r in stack:
+        seen.add(r)
+    while stack:
+        n = stack.pop()
+        for e in n._next:
+            m = e[0]
+            if m is None:
+                continue
+            deps[m] = deps.get(m, 0) + 1
+            if want_parents:
+                parents.setdefault(m, []).append(n)
+            if m not in seen:
+                seen.add(m)
+                stack.append(m)
+    return deps, parents
+
+
+def _leads_to(targets, parents) -> set:
+    """Nodes with a target strictly downstream: the ones that must execute."""
+    out = set()
+    stack = list(targets)
+    while stack:
+        m = stack.pop()
+        for n in parents.get(m, ()):
+            if n not in out:
+                out.add(n)
+                stack.append(n)
+    return out
+
+
+def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None,
+                 accumulate: bool = True):
+    """Propagate ``grads`` from ``roots``, a list of (node, output_nr) pairs.
+
+    With ``inputs``, a list of (node, output_nr, tensor), only the parts of the graph leading to
+    them run; gradients arriving there are accumulated into the tensors' ``.grad``
+    (``backward(inputs=...)``) or, with ``accumulate=False``, returned (``autograd.grad``).
+    """
+    graph = create_graph
+    deps, parents = _graph_nodes([r[0] for r in roots], inputs is not None)
+    targets = needed = captured = None
+    if inputs is not None:
+        targets = {}
+        for i, (n, nr, _) in enumerate(inputs):
+            targets.setdefault(n, []).append((nr, i))
+        needed = _leads_to(targets, parents)
+        captured = [None] * len(inputs)
+    buffers = {}
+    for (n, nr), g in zip(roots, grads):
+        buf = buffers.get(n)
+        if buf is None:
+            buf = buffers[n] = [None] * n.n_out
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    heap = [(-n._seq, id(n), n) for n in buffers if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    st = STATE
+    prev_grad = st.grad
+    st.grad = create_graph
+    try:
+        while heap:
+            node = heapq.heappop(heap)[2]
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node.n_out
+            elif node._h is not None:
+                grads = _run_tensor_hooks(node, grads, graph)
+            is_leaf = type(node) is AccumulateGrad
+            if targets is not None:
+                tg = targets.get(node)
+                if tg is not None:
+                    for nr, i in tg:
+                        if not accumulate:
+                            captured[i] = grads[nr]
+                        elif not is_leaf and grads[nr] is not None:
+                            accumulate_into(inputs[i][2], grads[nr], graph)
+                if not (node in needed or (is_leaf and accumulate and tg is not None)):
+                    _propagate(node, (None,) * len(node._next), graph, deps, buffers, heap)
+                    continue
+            if is_leaf:
+                if grads[0] is not None:
+                    _leaf_accumulate(node, grads[0], graph)
+                continue
+            if all(g is None for g in grads):
+                out = (None,) * len(node._next)
+            else:
+                if st.anomaly:
+                    from .anomaly_mode import run_checked
+                    out = run_checked(node, grads, graph)
+                else:
+                    out = call_node(node, grads, graph)
+                if node._h is not None and node._h.post:
+                    out = _run_post_hooks(node, out, grads, graph)
+                if not keep_graph:
+                    node._saved = None
+            _propagate(node, out, graph, deps, buffers, heap)
+    finally:
+        st.grad = prev_grad
+    return captured
+
+
+def _propagate(node, out, graph, deps, buffers, heap):
+    nxt = node._next
+    if len(out) != len(nxt):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected "
+            f"{len(nxt)}, got {len(out)})")
+    for e, g in zip(nxt, out):
+        m = e[0]
+        if m is None:
+            continue
+        if g is not None:
+            if graph:
+                if not isinstance(g, Tensor):
+                    g = _as_tensor(np.asarray(g, e[3]))
+                if g._data.shape != e[2] or g._data.dtype != e[3]:
+                    g = _fix(g, e, graph)
+            else:
+                if not isinstance(g, np.ndarray):
+                    g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
+                if g.shape != e[2] or g.dtype != e[3]:
+                    g = _fix(g, e, graph)
+            buf = buffers.get(m)
+            if buf is None:
+                buf = buffers[m] = [None] * m.n_out
+            k = e[1]
+            buf[k] = g if buf[k] is None else buf[k] + g
+        d = deps[m] - 1
+        deps[m] = d
+        if d == 0:
+            heapq.heappush(heap, (-m._seq, id(m), m))

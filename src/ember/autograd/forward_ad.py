@@ -1,0 +1,151 @@
+"""Forward-mode AD: dual levels, dual tensors, and the JVP step every op runs on them.
+
+A tensor's tangent lives in its ``_fw`` slot. Ops compute the output tangent from their JVP when
+an input carries one; primals are used without their tangents inside the JVP, so nothing nests.
+"""
+from __future__ import annotations
+
+import weakref
+from collections import namedtuple
+
+from .grad_mode import STATE
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+
+def enter_dual_level() -> int:
+    """Open a new dual level (only one at a time, as in PyTorch) and return its number."""
+    if STATE.fw_level >= 0:
+        raise RuntimeError(
+            "Nested forward mode AD is not supported at the moment")
+    STATE.fw_level = 0
+    STATE.fw_tensors = []
+    return 0
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the dual level: every tangent made inside it is dropped."""
+    if level is None:
+        level = STATE.fw_level
+    if level != STATE.fw_level or level < 0:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This "
+            "is not supported.")
+    for r in getattr(STATE, "fw_tensors", ()):
+        t = r()
+        if t is not None:
+            t._fw = None
+    STATE.fw_tensors = []
+    STATE.fw_level = -1
+
+
+class dual_level:
+    """Context manager for one forward-AD level (``torch.autograd.forward_ad.dual_level``)."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc) -> None:
+        exit_dual_level()
+
+
+def _remember(t) -> None:
+    STATE.fw_tensors.append(weakref.ref(t))
+
+
+def make_dual(tensor, tangent, *, level: int | None = None):
+    """A view of ``tensor`` carrying ``tangent`` as its forward gradient."""
+    from .._tensor import _view_of
+    if STATE.fw_level < 0:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first.")
+    if not (tensor.is_floating_point() or tensor.is_complex()):
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if tangent._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size "
+            f"{list(tensor._data.shape)} while the given forward gradient is of size "
+            f"{list(tangent._data.shape)}.".replace("'", ""))
+    out = _view_of(tensor, tensor._data, differentiable=False)
+    out._rg, out._fn, out._onr, out._base = tensor._rg, tensor._fn, tensor._onr, tensor._base
+    if tensor._rg and tensor._fn is None:
+        from .._ops._registry import acc_node
+        out._acc = weakref.ref(acc_node(tensor))
+    out._fw = tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype)
+    _remember(out)
+    return out
+
+
+def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
+    """The primal (a view without tangent) and the tangent of a dual tensor."""
+    if tensor._fw is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(_primal(tensor), tensor._fw)
+
+
+def _primal(t):
+    """An alias of ``t`` with the same autograd identity but no tangent."""
+    from .._tensor import _make
+    if t._fw is None:
+        return t
+    p = _make(t._data, t._vc, t._rg, t._fn, t._onr)
+    p._base = t._base
+    if t._rg and t._fn is None:
+        from .._ops._registry import acc_node
+        p._acc = weakref.ref(acc_node(t))
+    return p
+
+
+def apply_jvp(op, inputs, params, outs) -> None:
+    """Give each output of ``op`` its tangent, from the op's JVP."""
+    from .._ops._registry import EM
+    from .._tensor import Tensor
+    if STATE.fw_level < 0:
+        return
+    tangents = [t._fw if isinstance(t, Tensor) else None for t in inputs]
+    primals = [_primal(t) if isinstance(t, Tensor) else t for t in inputs]
+    plain_outs = list(outs)
+    if op.linear:
+        from .._ops._registry import apply
+        from .._ops.creation import zeros_like
+        args = tuple(tangents[i] if tangents[i] is not None else
+                     (zeros_like(p) if isinstance(p, Tensor) else p)
+                     for i, p in enumerate(primals))
+        r = apply(op, args, params)
+    elif op.elementwise:
+        saved = [primals[i] for i in op.saves]
+        if op.save_out:
+            saved += [plain_outs[k] for k in op.diff_out]
+        r = None
+        for i, tg in enumerate(tangents):
+            if tg is None:
+                continue
+            need = tuple(j == i for j in range(len(inputs)))
+            cplx = tg.is_complex()
+            g = op.vjp(EM, tg.conj() if cplx else tg, need, *saved, *params)
+            g = g[i] if isinstance(g, tuple) else g
+            if cplx or g.is_complex():
+                g = g.conj()
+            r = g if r is None else r + g
+    else:
+        r = op.jvp(EM, tangents, primals, plain_outs, *params)
+    rs = (r,) if op.n_out == 1 else r
+    for k in op.diff_out:
+        o, tg = outs[k], rs[k]
+        if tg is None or not (o.is_floating_point() or o.is_complex()):
+            continue
+        if tg._data.shape != o._data.shape:
+            tg = tg.expand(o._data.shape)
+        if tg._data.dtype != o._data.dtype:
+            tg = tg.to(o.dtype)
+        o._fw = tg
+        _remember(o)

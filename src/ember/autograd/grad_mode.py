@@ -1,0 +1,137 @@
+"""Grad modes (no_grad, enable_grad, set_grad_enabled, inference_mode), kept per thread.
+
+All autograd modes live in one thread-local object, ``STATE``: a new thread starts with grad
+enabled, no inference mode, no dual level, anomaly mode off and no saved-tensor hooks, whatever
+the thread that started it had set (as in PyTorch).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+from .._state import STATE  # noqa: E402
+
+
+def is_grad_enabled() -> bool:
+    """True when operations are being recorded (``torch.is_grad_enabled``)."""
+    return STATE.grad
+
+
+def is_inference_mode_enabled() -> bool:
+    """``torch.is_inference_mode_enabled``."""
+    return STATE.inference
+
+
+class _DecoratorContextManager:
+    """A context manager that can also decorate functions (and generator functions)."""
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise RuntimeError("grad-mode decorators cannot decorate classes")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable recording of operations in this block or function (``torch.no_grad``)."""
+
+    def __init__(self) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = STATE.grad
+        STATE.grad = False
+
+    def __exit__(self, *exc) -> None:
+        STATE.grad = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable recording inside a no_grad block or function (``torch.enable_grad``)."""
+
+    def __init__(self) -> None:
+        self.prev = False
+
+    def __enter__(self) -> None:
+        self.prev = STATE.grad
+        STATE.grad = True
+
+    def __exit__(self, *exc) -> None:
+        STATE.grad = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode on or off: takes effect at once (so it also works as a plain call), and as
+    a context manager or decorator restores the previous mode on exit."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = STATE.grad
+        self.mode = bool(mode)
+        STATE.grad = self.mode
+
+    def __call__(self, func):
+        STATE.grad = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        STATE.grad = self.mode
+
+    def __exit__(self, *exc) -> None:
+        STATE.grad = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """No-grad mode whose outputs are inference tensors (``torch.inference_mode``)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self.prev = None
+
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):  # bare @inference_mode
+            return cls(True)(mode)
+        return super().__new__(cls)
+
+    def __enter__(self) -> None:
+        self.prev = (STATE.grad, STATE.inference)
+        STATE.grad, STATE.inference = not self.mode, bool(self.mode)
+
+    def __exit__(self, *exc) -> None:
+        STATE.grad, STATE.inference = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
