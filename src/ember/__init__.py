@@ -36,6 +36,7 @@ from ._dtype import (
     uint8,
 )
 from ._size import Size
+from ._printing import *  # noqa: F401,F403
 from ._tensor import Tensor
 from ._ops import *  # noqa: F401,F403  (the operator namespace)
 from ._ops import __all__ as _ops_all

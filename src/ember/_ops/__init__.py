@@ -1,10 +1,12 @@
 """The operator namespace: every family module's public functions, re-exported."""
 from __future__ import annotations
 
-from . import copy, creation, pointwise, pointwise_more, reduction, views
+from . import (activation, copy, creation, indexing, joining, linalg, pointwise, pointwise_more,
+               reduction, views)
 
 __all__: list = []
-for _m in (creation, views, copy, pointwise, pointwise_more, reduction):
+for _m in (creation, views, copy, pointwise, pointwise_more, reduction, activation, joining,
+           indexing, linalg):
     for _name in _m.__all__:
         globals()[_name] = getattr(_m, _name)
         __all__.append(_name)

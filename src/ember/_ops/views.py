@@ -283,8 +283,9 @@ def broadcast_to(input: Tensor, size) -> Tensor:
     return expand(input, tuple(size))
 
 
-SUM_TO = Op("sum_to_size", lambda x, shape: _np_sum_to(x, shape),
-            lambda ns, g, need, shape: (g,), linear=True, node="SumBackward1")
+SUM_TO = Op("sum_to_size", lambda x, shape, in_shape: _np_sum_to(x, shape),
+            lambda ns, g, need, shape, in_shape: (ns.expand_to(g, in_shape),), linear=True,
+            node="SumBackward1")
 
 
 def _np_sum_to(x, shape):
@@ -297,10 +298,7 @@ def sum_to_size(self: Tensor, *size) -> Tensor:
     size = _shape_arg(size)
     if self._data.shape == size:
         return self
-    r = apply(SUM_TO, (self,), (size,))
-    if r._fn is not None:
-        r._fn._params = (size,)
-    return r
+    return apply(SUM_TO, (self,), (size, self._data.shape))
 
 
 # ---- selecting ----------------------------------------------------------------------------

@@ -1,0 +1,160 @@
+"""Differential-testing helpers: run the same computation in ember and PyTorch on the same NumPy
+data and compare values, dtypes, shapes, gradients (reverse, forward, double backward)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import ember
+
+DTYPES = {"float32": (ember.float32, torch.float32), "float64": (ember.float64, torch.float64),
+          "float16": (ember.float16, torch.float16), "bfloat16": (ember.bfloat16, torch.bfloat16),
+          "complex64": (ember.complex64, torch.complex64),
+          "complex128": (ember.complex128, torch.complex128), "int64": (ember.int64, torch.int64),
+          "int32": (ember.int32, torch.int32), "int16": (ember.int16, torch.int16),
+          "int8": (ember.int8, torch.int8), "uint8": (ember.uint8, torch.uint8),
+          "bool": (ember.bool, torch.bool)}
+
+
+def tol(dtype_name: str):
+    return {"float64": (1e-10, 1e-12), "complex128": (1e-10, 1e-12), "float16": (2e-3, 2e-3),
+            "bfloat16": (2e-2, 2e-2)}.get(dtype_name, (2e-5, 2e-6))
+
+
+def pair(a: np.ndarray, requires_grad: bool = False, noncontig: bool = False):
+    """The same data as an ember tensor and a torch tensor (optionally non-contiguous)."""
+    if noncontig and a.ndim >= 2:
+        base = np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        e = ember.from_numpy(base.copy()).transpose(-1, -2)
+        t = torch.from_numpy(base.copy()).transpose(-1, -2)
+        if requires_grad:
+            e = e.detach().requires_grad_()
+            t = t.detach().requires_grad_()
+        return e, t
+    e = ember.from_numpy(a.copy())
+    t = torch.from_numpy(a.copy())
+    if requires_grad:
+        e.requires_grad_()
+        t.requires_grad_()
+    return e, t
+
+
+def to_np(x):
+    """An ember or torch tensor (or nested tuple of them) as NumPy data."""
+    if isinstance(x, (tuple, list)):
+        return [to_np(i) for i in x]
+    if isinstance(x, torch.Tensor):
+        x = x.detach()
+        if x.dtype == torch.bfloat16:
+            x = x.float()
+        return x.numpy()
+    if isinstance(x, ember.Tensor):
+        x = x.detach()
+        if x.dtype is ember.bfloat16:
+            x = x.float()
+        return x.numpy()
+    return np.asarray(x)
+
+
+def dtype_name(x) -> str:
+    return str(x.dtype).split(".")[-1]
+
+
+def assert_same(e, t, rtol=None, atol=None):
+    """ember result ``e`` matches torch result ``t``: shape, dtype and values."""
+    if isinstance(t, (tuple, list)):
+        assert isinstance(e, (tuple, list)), f"ember returned {type(e)}, torch a sequence"
+        assert len(e) == len(t)
+        for a, b in zip(e, t):
+            assert_same(a, b, rtol, atol)
+        return
+    if t is None:
+        assert e is None, f"expected None, got {e!r}"
+        return
+    if not isinstance(t, torch.Tensor):
+        assert e == t or (e != e and t != t), f"{e!r} != {t!r}"
+        return
+    assert isinstance(e, ember.Tensor), f"expected a Tensor, got {type(e)}"
+    assert tuple(e.shape) == tuple(t.shape), f"shape {tuple(e.shape)} != {tuple(t.shape)}"
+    assert dtype_name(e) == dtype_name(t), f"dtype {e.dtype} != {t.dtype}"
+    r, a = tol(dtype_name(t))
+    np.testing.assert_allclose(to_np(e), to_np(t), rtol=rtol or r, atol=atol or a,
+                               equal_nan=True)
+
+
+def check_op(fe, ft, *arrays, grad=True, fwd=True, double=True, noncontig=False,
+             rtol=None, atol=None, argnums=None):
+    """Run ``fe`` on ember tensors and ``ft`` on torch tensors made from ``arrays``; compare
+    the outputs, the reverse gradients, the forward-mode tangents and the double backward.
+
+    Arrays whose dtype is floating/complex get requires_grad (or only those in ``argnums``).
+    """
+    diff = [i for i, a in enumerate(arrays)
+            if a.dtype.kind in "fc" and (argnums is None or i in argnums)]
+    ins = [pair(a, grad and i in diff, noncontig) for i, a in enumerate(arrays)]
+    es, ts = [p[0] for p in ins], [p[1] for p in ins]
+    oe, ot = fe(*es), ft(*ts)
+    assert_same(oe, ot, rtol, atol)
+    if not grad or not diff:
+        return oe, ot
+    oe1 = oe[0] if isinstance(oe, (tuple, list)) else oe
+    ot1 = ot[0] if isinstance(ot, (tuple, list)) else ot
+    if not ot1.requires_grad:
+        assert not oe1.requires_grad
+        return oe, ot
+    rng = np.random.default_rng(0)
+    gnp = rng.standard_normal(tuple(ot1.shape))
+    if ot1.is_complex():
+        gnp = gnp + 1j * rng.standard_normal(tuple(ot1.shape))
+    gnp = gnp.astype(to_np(ot1).dtype)
+    ge, gt = ember.from_numpy(gnp.copy()), torch.from_numpy(gnp.copy())
+    de = [es[i] for i in diff]
+    dt = [ts[i] for i in diff]
+    gre = ember.autograd.grad(oe1, de, ge, create_graph=double, allow_unused=True)
+    grt = torch.autograd.grad(ot1, dt, gt, create_graph=double, allow_unused=True)
+    assert_same(list(gre), list(grt), rtol, atol)
+    assert oe1.grad_fn.name() == ot1.grad_fn.name(), (oe1.grad_fn.name(), ot1.grad_fn.name())
+    if double:
+        live = [(a, b) for a, b in zip(gre, grt) if b is not None and b.requires_grad]
+        if live:
+            se = sum((a * a).sum().real if a.is_complex() else (a * a).sum() for a, _ in live)
+            st = sum((b * b).sum().real if b.is_complex() else (b * b).sum() for _, b in live)
+            g2e = ember.autograd.grad(se, de, allow_unused=True)
+            g2t = torch.autograd.grad(st, dt, allow_unused=True)
+            assert_same(list(g2e), list(g2t), rtol, atol)
+    if fwd:
+        tangents = [rng.standard_normal(arrays[i].shape).astype(arrays[i].dtype) for i in diff]
+        with ember.autograd.forward_ad.dual_level(), torch.autograd.forward_ad.dual_level():
+            fe_in = list(es)
+            ft_in = list(ts)
+            for i, tg in zip(diff, tangents):
+                fe_in[i] = ember.autograd.forward_ad.make_dual(es[i].detach(),
+                                                               ember.from_numpy(tg.copy()))
+                ft_in[i] = torch.autograd.forward_ad.make_dual(ts[i].detach(),
+                                                               torch.from_numpy(tg.copy()))
+            re, rt = fe(*fe_in), ft(*ft_in)
+            re = re[0] if isinstance(re, (tuple, list)) else re
+            rt = rt[0] if isinstance(rt, (tuple, list)) else rt
+            te = ember.autograd.forward_ad.unpack_dual(re).tangent
+            tt = torch.autograd.forward_ad.unpack_dual(rt).tangent
+            assert_same(te, tt, rtol, atol)
+    return oe, ot
+
+
+def raises_same(fe, ft):
+    """Both calls raise the same exception type with the same message (torch. -> ember.)."""
+    try:
+        ft()
+    except Exception as ex:  # noqa: BLE001
+        tex = ex
+    else:
+        raise AssertionError("torch did not raise")
+    try:
+        fe()
+    except Exception as ex:  # noqa: BLE001
+        eex = ex
+    else:
+        raise AssertionError(f"ember did not raise; torch raised {tex!r}")
+    assert type(eex).__name__ == type(tex).__name__, (eex, tex)
+    assert str(eex) == str(tex).replace("torch.", "ember."), f"\n{eex}\n{tex}"
+    return eex
