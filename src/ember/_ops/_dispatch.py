@@ -58,11 +58,16 @@ def promoted(a, b, int_to_float: bool = False):
 
 def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     """Call a two-operand op with PyTorch's type promotion."""
-    if not isinstance(b, Tensor):
-        b = to_operand(b)
-    if not isinstance(a, Tensor):
-        a = to_operand(a)
-    da, db, _ = promoted(a, b, int_to_float)
+    tb = type(b)
+    if tb is float and type(a) is Tensor and a._data.dtype.kind == "f" \
+            and type(a._data) is np.ndarray:
+        da, db = a._data, b   # the common case: float tensor with a Python float
+    else:
+        if tb is not Tensor and not isinstance(b, Tensor):
+            b = to_operand(b)
+        if not isinstance(a, Tensor):
+            a = to_operand(a)
+        da, db, _ = promoted(a, b, int_to_float)
     out = op.fwd(da, db, *params)
     return wrap_outputs(op, (a, b), params, out)
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._tensor import Tensor, Version, _make, _view_of
 from ..autograd.grad_mode import STATE
+from ..autograd import engine as _engine
 from ..autograd.graph import AccumulateGrad, Node
 
 _new = object.__new__
@@ -79,7 +80,7 @@ def edge(t) -> tuple:
 
 
 def _save(t):
-    """An entry of ``node._saved`` for a saved input: (tensor, version), or a raw scalar."""
+    """Refuse to save an inference tensor for backward."""
     if isinstance(t, Tensor):
         x = t._x
         if x is not None and x.inference:
@@ -88,8 +89,6 @@ def _save(t):
                 "created in inference mode in computation tracked by autograd. To work around "
                 "this, you can make a clone to get a normal tensor and use it in autograd, or use "
                 "`torch.no_grad()` instead of `torch.inference_mode()`.")
-        return (t, t._vc.v)
-    return t
 
 
 def make_node(op: Op, inputs, params, outs) -> Node:
@@ -97,13 +96,33 @@ def make_node(op: Op, inputs, params, outs) -> Node:
     node = _new(op.node)
     node._seq = next_seq()
     node._h = None
-    node._next = tuple([edge(t) for t in inputs])
+    nexts = []
+    for t in inputs:
+        if isinstance(t, Tensor) and t._rg:
+            fn = t._fn
+            d = t._data
+            if fn is None:
+                nexts.append((acc_node(t), 0, d.shape, d.dtype))
+            else:
+                nexts.append((fn, t._onr, d.shape, d.dtype))
+        else:
+            nexts.append(NO_EDGE)
+    node._next = tuple(nexts)
     node._params = params
-    saved = [_save(inputs[i]) for i in op.saves]
+    saved = []
+    for i in op.saves:
+        t = inputs[i]
+        if isinstance(t, Tensor):
+            if t._x is not None:
+                _save(t)
+            saved.append((t, t._vc.v))
+        else:
+            saved.append(t)
     if op.save_out:
         for k in op.diff_out:
             o = outs[k]
-            saved.append((o._data, o._vc, o._vc.v, k))
+            vc = o._vc
+            saved.append((o._data, vc, vc.v, k))
     node._saved = saved
     st = STATE
     if st.saved_hooks or st.anomaly:
@@ -117,20 +136,6 @@ from ..autograd.graph import _seq as _seq_counter  # noqa: E402
 next_seq = _seq_counter.__next__
 
 
-def _needs_record(inputs) -> bool:
-    for t in inputs:
-        if isinstance(t, Tensor) and t._rg:
-            return True
-    return False
-
-
-def _has_tangent(inputs) -> bool:
-    for t in inputs:
-        if isinstance(t, Tensor) and t._fw is not None:
-            return True
-    return False
-
-
 def apply(op: Op, inputs: tuple, params: tuple = ()):
     """Run ``op`` on ``inputs`` (tensors or Python scalars) and record it if needed."""
     datas = [t._data if isinstance(t, Tensor) else t for t in inputs]
@@ -141,17 +146,28 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
 def wrap_outputs(op: Op, inputs, params, out):
     """Wrap forward results into tensors, recording a node when grad mode and inputs call for
     it, and computing forward-mode tangents when an input carries one."""
-    single = op.n_out == 1
-    outs = (out,) if single else out
-    if op.is_view:
-        base = inputs[0]
-        res = [_view_of(base, o) for o in outs]
+    rec = tangent = False
+    for t in inputs:
+        if isinstance(t, Tensor):
+            if t._rg:
+                rec = True
+            if t._fw is not None:
+                tangent = True
+    if op.n_out == 1:
+        if op.is_view:
+            r = _view_of(inputs[0], out)
+        else:
+            r = _make(out if isinstance(out, np.ndarray) else np.asarray(out), Version(), False,
+                      None)
+        res = (r,)
+    elif op.is_view:
+        res = [_view_of(inputs[0], o) for o in out]
     else:
         res = [_make(o if isinstance(o, np.ndarray) else np.asarray(o), Version(), False, None)
-               for o in outs]
+               for o in out]
     st = STATE
     if st.grad:
-        if _needs_record(inputs):
+        if rec:
             node = make_node(op, inputs, params, res)
             for k in op.diff_out:
                 r = res[k]
@@ -161,10 +177,10 @@ def wrap_outputs(op: Op, inputs, params, out):
     elif st.inference:
         for r in res:
             r._extra().inference = True
-    if _has_tangent(inputs):
+    if tangent:
         from ..autograd.forward_ad import apply_jvp
         apply_jvp(op, inputs, params, res)
-    return res[0] if single else tuple(res)
+    return res[0] if op.n_out == 1 else tuple(res)
 
 
 def method(name: str, fn=None):
@@ -187,6 +203,7 @@ class _Namespace:
 
 NP = _Namespace("numpy")   # formulas on ndarrays: the fast path
 EM = _Namespace("ember")   # formulas on Tensors: differentiable, for create_graph
+_engine.NS[:] = [NP, EM]
 
 
 def ns_fn(name: str, np_impl, em_impl) -> None:

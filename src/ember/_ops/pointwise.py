@@ -18,7 +18,10 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 
 
 def conj_np(x):
-    return np.conj(x) if np.iscomplexobj(x) else x
+    dt = getattr(x, "dtype", None)
+    if dt is not None:
+        return np.conj(x) if dt.kind == "c" else x
+    return x.conjugate() if type(x) is complex else x
 
 
 def _conj_em(x):

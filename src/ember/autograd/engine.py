@@ -17,7 +17,8 @@ from .._tensor import Tensor, Version, _make
 from .grad_mode import STATE
 from .graph import FREED, GRAD_LOCK, AccumulateGrad, version_error
 
-_CAPTURE = object()
+_NEED1 = (True,)
+NS: list = [None, None]  # (NP, EM), filled in by _ops._registry (which imports this package)
 
 
 def _as_tensor(g) -> Tensor:
@@ -69,8 +70,7 @@ def call_node(node, grads, graph: bool | None = None):
     if op is None:
         return node._apply(grads, graph)
     vals = unpack_saved(node, graph)
-    from .._ops._registry import EM, NP
-    ns = EM if graph else NP
+    ns = NS[1] if graph else NS[0]
     need = tuple(e[0] is not None for e in node._next)
     if not graph:
         grads = [_raw(g) for g in grads]
@@ -251,11 +251,13 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     heap = [(-n._seq, id(n), n) for n in buffers if deps.get(n, 0) == 0]
     heapq.heapify(heap)
     st = STATE
+    anomaly = st.anomaly
     prev_grad = st.grad
     st.grad = create_graph
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while heap:
-            node = heapq.heappop(heap)[2]
+            node = heappop(heap)[2]
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node.n_out
@@ -277,10 +279,67 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 if grads[0] is not None:
                     _leaf_accumulate(node, grads[0], graph)
                 continue
+            op = node.op
+            if not graph and op is not None and node._h is None and node.n_out == 1 \
+                    and not anomaly:
+                # the fast path: a built-in op's VJP on bare arrays, no hooks
+                g = grads[0]
+                nxt = node._next
+                if g is None:
+                    out = (None,) * len(nxt)
+                else:
+                    saved = node._saved
+                    if saved is None:
+                        raise RuntimeError(FREED)
+                    vals = []
+                    for e in saved:
+                        if type(e) is tuple:
+                            if len(e) == 2:
+                                t = e[0]
+                                if t._vc.v != e[1]:
+                                    raise version_error(t, e[1], t._fn)
+                                vals.append(t._data)
+                            else:
+                                if e[1].v != e[2]:
+                                    raise version_error(_make(e[0], e[1], True, node, e[3]),
+                                                        e[2], node)
+                                vals.append(e[0])
+                        elif hasattr(e, "unpack"):
+                            vals.append(e.unpack(node, False))
+                        else:
+                            vals.append(e)
+                    if len(nxt) == 1:
+                        need = _NEED1
+                    else:
+                        need = tuple([e[0] is not None for e in nxt])
+                    out = op.vjp(NS[0], g, need, *vals, *node._params)
+                    if not keep_graph:
+                        node._saved = None
+                if len(out) != len(nxt):
+                    _count_error(node, out)
+                for e, g in zip(nxt, out):
+                    m = e[0]
+                    if m is None:
+                        continue
+                    if g is not None:
+                        if type(g) is not np.ndarray:
+                            g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
+                        if g.shape != e[2] or g.dtype != e[3]:
+                            g = _fix(g, e, False)
+                        buf = buffers.get(m)
+                        if buf is None:
+                            buf = buffers[m] = [None] * m.n_out
+                        k = e[1]
+                        buf[k] = g if buf[k] is None else buf[k] + g
+                    d = deps[m] - 1
+                    deps[m] = d
+                    if d == 0:
+                        heappush(heap, (-m._seq, id(m), m))
+                continue
             if all(g is None for g in grads):
                 out = (None,) * len(node._next)
             else:
-                if st.anomaly:
+                if anomaly:
                     from .anomaly_mode import run_checked
                     out = run_checked(node, grads, graph)
                 else:
@@ -295,12 +354,16 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     return captured
 
 
+def _count_error(node, out):
+    raise RuntimeError(
+        f"function {node.name()} returned an incorrect number of gradients (expected "
+        f"{len(node._next)}, got {len(out)})")
+
+
 def _propagate(node, out, graph, deps, buffers, heap):
     nxt = node._next
     if len(out) != len(nxt):
-        raise RuntimeError(
-            f"function {node.name()} returned an incorrect number of gradients (expected "
-            f"{len(nxt)}, got {len(out)})")
+        _count_error(node, out)
     for e, g in zip(nxt, out):
         m = e[0]
         if m is None:
