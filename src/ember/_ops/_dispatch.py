@@ -167,9 +167,14 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
     """Write ``out`` into ``self`` and rebase its history onto ``op``'s node when recording."""
     node = None
     if record:
-        # saved inputs keep their pre-write versions; a saved output records the post-write one
+        # saved inputs keep their pre-write versions; a saved output records the post-write
+        # one; a formula needing self's old value gets a copy of it (PyTorch's original_self)
         res = _make(self._data, self._vc, False, None)
-        node = make_node(op, inputs, params, (res,))
+        to_save = inputs
+        if 0 in op.saves:
+            orig = _make(self._data.copy(), Version(), self._rg, self._fn, self._onr)
+            to_save = (orig,) + tuple(inputs[1:])
+        node = make_node(op, to_save, params, (res,))
     fw = None
     if any(isinstance(t, Tensor) and t._fw is not None for t in inputs):
         from ..autograd.forward_ad import apply_jvp

@@ -707,6 +707,9 @@ class CopySlices(Node):
     __slots__ = ()
     op = None
 
+    def name(self) -> str:
+        return "ember::autograd::CopySlices"
+
     def _apply(self, grads, graph: bool):
         from ..autograd.engine import call_node
         idx, inner = self._params

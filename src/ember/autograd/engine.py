@@ -10,6 +10,7 @@ shared ``.grad`` holds a lock.
 from __future__ import annotations
 
 import heapq
+import sys
 
 import numpy as np
 
@@ -107,8 +108,9 @@ def _sum_to(g, shape):
     return g
 
 
-def accumulate_into(t: Tensor, g, graph: bool) -> None:
-    """Add gradient ``g`` into ``t.grad`` with PyTorch's default layout rules."""
+def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
+    """Add gradient ``g`` into ``t.grad`` with PyTorch's default layout rules. With ``steal``
+    the engine vouches that no one else holds ``g``, so a new ``.grad`` may adopt it."""
     with GRAD_LOCK:
         cur = t._grad
         if cur is None:
@@ -117,11 +119,12 @@ def accumulate_into(t: Tensor, g, graph: bool) -> None:
             else:
                 g = _raw(g)
                 d = t._data
-                if _dense(d):
-                    new = np.empty_like(d)
+                if steal and type(g) is np.ndarray and g.base is None and g.flags.writeable \
+                        and g.dtype == d.dtype and g.shape == d.shape and g.strides == d.strides:
+                    new = g   # nobody else holds this fresh array: adopt it, as PyTorch does
                 else:
-                    new = np.empty(d.shape, d.dtype)
-                np.copyto(new, g)
+                    new = np.empty_like(d) if _dense(d) else np.empty(d.shape, d.dtype)
+                    np.copyto(new, g)
                 t._grad = _make(new, Version(), False, None)
         elif graph:
             t._grad = cur + _as_tensor(g)
@@ -174,15 +177,19 @@ def _run_post_hooks(node, grads_in, grads_out, graph: bool):
     return grads_in
 
 
-def _leaf_accumulate(node: AccumulateGrad, g, graph: bool) -> None:
+def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     t = node.variable
     x = t._x
+    g = grads[0]
+    grads[0] = None
+    # references now: `g` here and getrefcount's argument; anything more is another holder
+    steal = not graph and x is None and sys.getrefcount(g) <= 2
     if x is not None and x.hooks:
         for fn in list(x.hooks.values()):
             r = fn(_as_tensor(g))
             if r is not None:
                 g = r if graph else _raw(r)
-    accumulate_into(t, g, graph)
+    accumulate_into(t, g, graph, steal)
     if x is not None and x.post_acc:
         for fn in list(x.post_acc.values()):
             fn(t)
@@ -277,7 +284,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     continue
             if is_leaf:
                 if grads[0] is not None:
-                    _leaf_accumulate(node, grads[0], graph)
+                    _leaf_accumulate(node, grads, graph)
                 continue
             op = node.op
             if not graph and op is not None and node._h is None and node.n_out == 1 \

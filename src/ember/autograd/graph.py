@@ -153,6 +153,9 @@ class AccumulateGrad(Node):
         self._saved = ()
         self._params = ()
 
+    def name(self) -> str:
+        return "ember::autograd::AccumulateGrad"
+
 
 def _short_name(node) -> str:
     return re.sub(r"Backward\d*$", "", type(node).__name__)
