@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import numpy as _np
+
 from . import _dtype
 from ._device import device
 from ._dtype import (
@@ -53,6 +55,8 @@ from .autograd.grad_mode import (
 )
 
 globals().update(_LEGACY)
+# PyTorch computes inf/nan silently; NumPy would warn on every such op.
+_np.seterr(all="ignore")
 strided = "strided"
 contiguous_format = preserve_format = channels_last = "memory_format"
 

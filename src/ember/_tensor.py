@@ -164,6 +164,9 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        x = self._x
+        if x is not None and x.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.v
 
     def _is_view(self) -> bool:
@@ -217,8 +220,8 @@ class Tensor:
                 "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
                 "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
                 "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-                "informations. (Triggered internally at "
-                "/pytorch/build/aten/src/ATen/core/TensorBody.h:497.)", UserWarning, stacklevel=2)
+                "information. (Triggered internally at "
+                "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -411,7 +414,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None) -> str:
         from ._printing import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents)
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0 and not self.is_meta:

@@ -25,15 +25,18 @@ _new = object.__new__
 NO_EDGE = (None, 0, None, None)
 
 
+ALL_OPS: list = []   # every Op ever defined (the profiler instruments them while active)
+
+
 class Op:
     """One operator: forward, VJP and JVP together."""
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
-                 "linear", "n_out", "diff_out", "is_view", "ufunc")
+                 "linear", "n_out", "diff_out", "is_view", "ufunc", "names")
 
     def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
                  elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
-                 ufunc=None):
+                 ufunc=None, names=None):
         self.name = name
         self.fwd = fwd
         self.vjp = vjp
@@ -46,6 +49,10 @@ class Op:
         self.diff_out = diff_out if diff_out is not None else tuple(range(n_out))
         self.is_view = is_view
         self.ufunc = ufunc
+        # names of the saved values then the params, as nodes expose them (``_saved_<name>``);
+        # by default inputs 0, 1, 2 are self, other, ... and a saved output is "result"
+        self.names = names
+        ALL_OPS.append(self)
         cls_name = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node = type(cls_name, (OpNode,), {"__slots__": (), "op": self, "n_out": n_out,
                                                "is_view": is_view})
@@ -88,7 +95,7 @@ def _save(t):
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
                 "this, you can make a clone to get a normal tensor and use it in autograd, or use "
-                "`torch.no_grad()` instead of `torch.inference_mode()`.")
+                "`ember.no_grad()` instead of `ember.inference_mode()`.")
 
 
 def make_node(op: Op, inputs, params, outs) -> Node:

@@ -9,6 +9,7 @@ from .._tensor import Tensor, Version, _make
 from . import forward_ad, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
+from .function import Function, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -20,7 +21,7 @@ from .grad_mode import (
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "forward_ad",
-           "graph", "detect_anomaly", "set_detect_anomaly"]
+           "graph", "detect_anomaly", "set_detect_anomaly", "Function", "once_differentiable"]
 
 
 def _tensors(x, what: str) -> tuple:

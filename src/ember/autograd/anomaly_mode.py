@@ -67,24 +67,25 @@ def record_trace(node) -> None:
 
 
 def run_checked(node, grads, graph: bool):
-    """Run a node's backward; on failure, first warn with the forward traceback."""
+    """Run a node's backward; on failure (NaN outputs included when checking), first warn with
+    the traceback of the forward call that created the node."""
     from .engine import call_node
     try:
         out = call_node(node, grads, graph)
+        if STATE.anomaly_nan:
+            for i, g in enumerate(out):
+                if g is None:
+                    continue
+                a = np.asarray(g._data if hasattr(g, "_data") else g)
+                if a.dtype.kind in "fc" and np.isnan(a).any():
+                    raise RuntimeError(
+                        f"Function '{node.name()}' returned nan values in its {i}th output.")
     except Exception:
         h = node._h
         trace = h.trace if h is not None else None
         if trace:
             warnings.warn(
                 f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                f"error:\n{trace}", RuntimeWarning, stacklevel=2)
+                f"error:\n{trace}", UserWarning, stacklevel=2)
         raise
-    if STATE.anomaly_nan:
-        for i, g in enumerate(out):
-            if g is None:
-                continue
-            a = g._data if hasattr(g, "_data") else g
-            if np.isnan(np.asarray(a, dtype=np.complex128 if np.iscomplexobj(a) else None)).any():
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
-                                   "output.")
     return out

@@ -46,10 +46,71 @@ def on_record(node, st) -> None:
         node._saved = new
 
 
+_DEFAULT_INPUT_NAMES = ("self", "other", "third", "fourth")
+
+
+def _saved_names(node) -> list:
+    op = node.op
+    if op is None:
+        return []
+    if op.names is not None:
+        return list(op.names)
+    names = [_DEFAULT_INPUT_NAMES[i] if i < 4 else f"input{i}" for i in op.saves]
+    if op.save_out:
+        names += ["result"] if len(op.diff_out) == 1 else [f"result{k}" for k in op.diff_out]
+    return names
+
+
 def saved_attribute(node, name: str):
-    """``node._saved_<name>`` / ``node._raw_saved_<name>`` for a built-in node."""
-    raise AttributeError(
-        f"'{type(node).__name__}' object has no attribute '{name}'")
+    """``node._saved_<name>`` (the value) and ``node._raw_saved_<name>`` (a SavedTensor with
+    ``register_hooks``) for a built-in node, as PyTorch exposes them."""
+    raw = name.startswith("_raw_saved_")
+    key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
+    names = _saved_names(node)
+    if key not in names:
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    i = names.index(key)
+    n_saved = len(node.op.saves) + (len(node.op.diff_out) if node.op.save_out else 0)
+    if i >= n_saved:
+        return node._params[i - n_saved]
+    if node._saved is None:
+        from .graph import FREED
+        raise RuntimeError(FREED)
+    if raw:
+        return SavedTensor(node, i)
+    from .engine import unpack_saved
+    v = unpack_saved(node, True)[i]
+    return v
+
+
+class SavedTensor:
+    """One saved value of a node; ``register_hooks`` packs it now and unpacks it when used."""
+
+    def __init__(self, node, index: int):
+        self._node = node
+        self._index = index
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        node, i = self._node, self._index
+        if node._saved is None:
+            from .graph import FREED
+            raise RuntimeError(FREED)
+        e = node._saved[i]
+        if isinstance(e, _Packed):
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time.")
+        from .._tensor import Tensor, _make
+        if type(e) is tuple and len(e) == 2:
+            packed = _Packed(pack_hook(e[0]), unpack_hook, False, 0)
+        elif type(e) is tuple:
+            packed = _Packed(pack_hook(_make(e[0], e[1], False, None)), unpack_hook, True, e[3])
+        else:
+            raise TypeError(f"saved value {e!r} is not a tensor")
+        saved = list(node._saved)
+        saved[i] = packed
+        node._saved = saved
+        _ = Tensor
 
 
 class saved_tensors_hooks:
