@@ -15,6 +15,8 @@ class _State(threading.local):
         self.anomaly_nan = True
         self.saved_hooks = []     # stack of (pack, unpack) pairs
         self.saved_hooks_disabled = None  # error message while disabled
+        self.callbacks = []       # one list of final callbacks per running backward pass
+        self.mutation_ctx = None  # the active allow_mutation_on_saved_tensors context
 
 
 STATE = _State()

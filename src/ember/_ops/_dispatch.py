@@ -181,6 +181,8 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
         tmp = _make(out, Version(), False, None)
         apply_jvp(op, inputs, params, [tmp])
         fw = tmp._fw
+    if STATE.mutation_ctx is not None:
+        STATE.mutation_ctx.before_write(self)
     if not self.is_meta:
         np.copyto(self._data, out, casting="unsafe")
     self._vc.v += 1

@@ -45,7 +45,7 @@ def unpack_saved(node, graph: bool) -> list:
         elif len(e) == 2:
             t, ver = e
             if t._vc.v != ver:
-                raise version_error(t, ver, t._fn)
+                raise version_error(t, ver, t.grad_fn)
             out.append(t if graph else t._data)
         else:
             data, vc, ver, k = e
@@ -177,6 +177,19 @@ def _run_post_hooks(node, grads_in, grads_out, graph: bool):
     return grads_in
 
 
+def _run_leaf_hooks(node: AccumulateGrad, grads: list, graph: bool) -> None:
+    """Hooks registered on a leaf tensor: they see (and may replace) its gradient, also when
+    ``autograd.grad`` captures it instead of accumulating."""
+    x = node.variable._x
+    if x is not None and x.hooks:
+        g = grads[0]
+        for fn in list(x.hooks.values()):
+            r = fn(_as_tensor(g))
+            if r is not None:
+                g = r if graph else _raw(r)
+        grads[0] = g
+
+
 def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     t = node.variable
     x = t._x
@@ -184,11 +197,6 @@ def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     grads[0] = None
     # references now: `g` here and getrefcount's argument; anything more is another holder
     steal = not graph and x is None and sys.getrefcount(g) <= 2
-    if x is not None and x.hooks:
-        for fn in list(x.hooks.values()):
-            r = fn(_as_tensor(g))
-            if r is not None:
-                g = r if graph else _raw(r)
     accumulate_into(t, g, graph, steal)
     if x is not None and x.post_acc:
         for fn in list(x.post_acc.values()):
@@ -261,6 +269,8 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     anomaly = st.anomaly
     prev_grad = st.grad
     st.grad = create_graph
+    callbacks = []
+    st.callbacks.append(callbacks)
     heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while heap:
@@ -268,8 +278,11 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node.n_out
-            elif node._h is not None:
-                grads = _run_tensor_hooks(node, grads, graph)
+            else:
+                if node._h is not None:
+                    grads = _run_tensor_hooks(node, grads, graph)
+                if type(node) is AccumulateGrad and grads[0] is not None:
+                    _run_leaf_hooks(node, grads, graph)
             is_leaf = type(node) is AccumulateGrad
             if targets is not None:
                 tg = targets.get(node)
@@ -304,7 +317,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             if len(e) == 2:
                                 t = e[0]
                                 if t._vc.v != e[1]:
-                                    raise version_error(t, e[1], t._fn)
+                                    raise version_error(t, e[1], t.grad_fn)
                                 vals.append(t._data)
                             else:
                                 if e[1].v != e[2]:
@@ -356,9 +369,24 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 if not keep_graph:
                     node._saved = None
             _propagate(node, out, graph, deps, buffers, heap)
+        for cb in callbacks:
+            cb()
     finally:
         st.grad = prev_grad
+        st.callbacks.pop()
     return captured
+
+
+def queue_callback(fn) -> None:
+    """Run ``fn()`` when the current backward pass finishes (PyTorch's final callbacks)."""
+    if not STATE.callbacks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    STATE.callbacks[-1].append(fn)
+
+
+def current_backward_id():
+    """An identity for the backward pass running on this thread (None outside one)."""
+    return id(STATE.callbacks[-1]) if STATE.callbacks else None
 
 
 def _count_error(node, out):

@@ -36,21 +36,24 @@ class _DecoratorContextManager:
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
-                    except BaseException as e:
-                        with self.clone():
-                            response = gen.throw(e)
-                    else:
-                        with self.clone():
-                            response = gen.send(request)
+                try:
+                    with self.clone():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as e:
+                            with self.clone():
+                                response = gen.throw(e)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(func)
@@ -63,7 +66,16 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """A decorator context manager also usable bare: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable recording of operations in this block or function (``torch.no_grad``)."""
 
     def __init__(self) -> None:
@@ -77,7 +89,7 @@ class no_grad(_DecoratorContextManager):
         STATE.grad = self.prev
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable recording inside a no_grad block or function (``torch.enable_grad``)."""
 
     def __init__(self) -> None:
@@ -112,6 +124,9 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+    def __repr__(self) -> str:
+        return f"ember.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
 
 
 class inference_mode(_DecoratorContextManager):

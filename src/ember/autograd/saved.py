@@ -149,10 +149,82 @@ def disable_saved_tensors_hooks(error_message: str):
 
 
 def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
-    raise NotImplementedError(
-        "register_multi_grad_hook is not built yet in ember (issue 3)")
+    """Call ``fn`` once per backward pass over several tensors' gradients.
+
+    mode "all": ``fn(grads)`` after the pass, with None for tensors whose gradient was not
+    computed in it; mode "any": ``fn(grad)`` with the first of them to be computed.
+    """
+    from .engine import current_backward_id, queue_callback
+    from .graph import RemovableHandle
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state = {"id": None, "grads": None}
+
+    def make_hook(i):
+        def hook(grad):
+            bid = current_backward_id()
+            fresh = state["id"] != bid
+            if fresh:
+                state["id"] = bid
+                state["grads"] = [None] * len(tensors)
+            if mode == "any":
+                if fresh:
+                    fn(grad)
+                return None
+            state["grads"][i] = grad
+            if fresh:
+                grads = state["grads"]
+                queue_callback(lambda: fn(tuple(grads)))
+            return None
+        return hook
+
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad]
+
+    class _Multi(RemovableHandle):
+        def remove(self) -> None:
+            for h in handles:
+                h.remove()
+    return _Multi()
 
 
-def allow_mutation_on_saved_tensors():
-    raise NotImplementedError(
-        "allow_mutation_on_saved_tensors is not built yet in ember (issue 3)")
+class allow_mutation_on_saved_tensors:
+    """Inside this context, an in-place change to a tensor saved for backward first copies the
+    original, so backward still sees the saved value instead of raising the version error."""
+
+    def __enter__(self):
+        if STATE.mutation_ctx is not None:
+            raise RuntimeError(
+                "allow_mutation_on_saved_tensors contexts cannot be nested")
+        self._records = {}
+        self._closed = False
+        self._hooks = saved_tensors_hooks(self._pack, self._unpack)
+        self._hooks.__enter__()
+        STATE.mutation_ctx = self
+        return self
+
+    def __exit__(self, *exc):
+        self._hooks.__exit__(*exc)
+        STATE.mutation_ctx = None
+        self._closed = True
+        self._records = {}
+
+    def _pack(self, t):
+        rec = [t, None]
+        self._records.setdefault(id(t._vc), []).append(rec)
+        return rec
+
+    def _unpack(self, rec):
+        if self._closed:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in "
+                "which the graph was originally recorded.")
+        return rec[1] if rec[1] is not None else rec[0]
+
+    def before_write(self, t) -> None:
+        """Called by every in-place op before it writes into ``t``."""
+        from .._tensor import Version, _make
+        for rec in self._records.get(id(t._vc), ()):
+            if rec[1] is None:
+                s = rec[0]
+                rec[1] = _make(s._data.copy(), Version(), s._rg, s._fn, s._onr)
