@@ -173,8 +173,9 @@ def _transpose_fwd(x, d0, d1):
 
 
 TRANSPOSE = Op("transpose", _transpose_fwd,
-               lambda ns, g, need, d0, d1: (g.transpose(d0, d1),), linear=True, is_view=True)
-T_OP = Op("t", lambda x: x.T, lambda ns, g, need: (g.t(),), linear=True, is_view=True)
+               lambda ns, g, need, d0, d1: (g.swapaxes(d0, d1),), linear=True, is_view=True)
+T_OP = Op("t", lambda x: x.T, lambda ns, g, need: (g.T if g.ndim == 2 else g,), linear=True,
+          is_view=True)
 PERMUTE = Op("permute", lambda x, dims: np.transpose(x, dims),
              lambda ns, g, need, dims: (g.permute(tuple(np.argsort(dims))),), linear=True,
              is_view=True)
@@ -321,9 +322,13 @@ def _get_vjp(ns, g, need, in_shape, key):
     return (ns.embed(g, in_shape, key),)
 
 
-SELECT = Op("select", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
-SLICE = Op("slice", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
-ALIAS = Op("alias", lambda x, in_shape, key: x[key], _get_vjp, linear=True, is_view=True)
+def _vget(x, in_shape, key):
+    return x[key + (Ellipsis,)]  # an ndarray view even when every dim is selected
+
+
+SELECT = Op("select", _vget, _get_vjp, linear=True, is_view=True)
+SLICE = Op("slice", _vget, _get_vjp, linear=True, is_view=True)
+ALIAS = Op("alias", _vget, _get_vjp, linear=True, is_view=True)
 EMBED = Op("embed", _embed, lambda ns, g, need, shape, key: (ns.basic_get(g, key),),
            linear=True, node="SliceBackwardBackward0")
 ns_fn("embed", _embed, lambda g, shape, key: apply(EMBED, (g,), (shape, key)))
@@ -419,7 +424,14 @@ DIAG_BACK = Op("diagonal_backward", _diag_back_np,
                linear=True, node="DiagonalBackwardBackward0")
 ns_fn("diagonal_backward", _diag_back_np,
       lambda g, in_shape, offset, d1, d2: apply(DIAG_BACK, (g,), (in_shape, offset, d1, d2)))
-DIAGONAL = Op("diagonal", lambda x, offset, d1, d2, in_shape: np.diagonal(x, offset, d1, d2),
+def _diagonal_np(x, offset, d1, d2, in_shape):
+    d = np.diagonal(x, offset, d1, d2)
+    if x.flags.writeable:
+        d.flags.writeable = True  # NumPy hands back a read-only view; PyTorch's is writable
+    return d
+
+
+DIAGONAL = Op("diagonal", _diagonal_np,
               lambda ns, g, need, offset, d1, d2, in_shape:
               (ns.diagonal_backward(g, in_shape, offset, d1, d2),),
               linear=True, is_view=True)
@@ -446,7 +458,21 @@ def _as_strided_np(x, size, stride, offset):
 
 
 def _as_strided_vjp(ns, g, need, size, stride, offset, in_shape, idx):
-    return (ns.put_flat(ns.zeros_of(g, in_shape), idx, g),)
+    # elements of the input seen several times (overlapping strides) sum their gradients
+    return (ns.scatter_add_flat(g, idx, in_shape),)
+
+
+def _scatter_add_flat_np(g, idx, shape):
+    z = np.zeros(int(np.prod(shape)), g.dtype)
+    np.add.at(z, idx.reshape(-1), np.ascontiguousarray(g).reshape(-1))
+    return z.reshape(shape)
+
+
+SCATTER_ADD_FLAT = Op("scatter_add_flat", lambda g, idx, shape: _scatter_add_flat_np(g, idx, shape),
+                      lambda ns, g, need, idx, shape: (ns.take_flat(g, idx),), linear=True,
+                      node="AsStridedBackwardBackward0")
+ns_fn("scatter_add_flat", _scatter_add_flat_np,
+      lambda g, idx, shape: apply(SCATTER_ADD_FLAT, (g,), (idx, tuple(shape))))
 
 
 AS_STRIDED = Op("as_strided", lambda x, size, stride, offset, in_shape, idx:
@@ -478,7 +504,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 # ---- multi-output views -----------------------------------------------------------------
 
-def _split_fwd(x, dim, bounds):
+def _split_fwd(x, dim, bounds, in_shape=None):
     return tuple(x[(slice(None),) * dim + (slice(a, b),)] for a, b in bounds)
 
 
@@ -725,6 +751,19 @@ class CopySlices(Node):
 AS_STRIDED_NODE = type("AsStridedBackward0", (Node,), {"__slots__": (), "op": AS_STRIDED})
 
 
+def as_strided_node(view: Tensor, base: Tensor):
+    """An AsStridedBackward0 node taking ``view``'s region out of ``base``'s history."""
+    idx = view_index(base._data, view._data)
+    vs = view._data
+    vn = object.__new__(AS_STRIDED_NODE)
+    vn._seq = next_seq()
+    vn._h = None
+    vn._saved = ()
+    vn._params = (vs.shape, view.stride(), view.storage_offset(), base._data.shape, idx)
+    vn._next = (edge(base),)
+    return vn
+
+
 def rebase_view(view: Tensor, node) -> None:
     """Make ``view``'s base take a CopySlices node over ``node`` as history, and ``view`` a view
     of that new history."""
@@ -737,14 +776,8 @@ def rebase_view(view: Tensor, node) -> None:
     cs._params = (idx, node)
     cs._next = (edge(base),) + node._next[1:]
     base._fn, base._onr, base._rg = cs, 0, True
-    vs = view._data
-    vn = object.__new__(AS_STRIDED_NODE)
-    vn._seq = next_seq()
-    vn._h = None
-    vn._saved = ()
-    vn._params = (vs.shape, view.stride(), view.storage_offset(), base._data.shape, idx)
-    vn._next = (edge(base),)
-    view._fn, view._onr, view._rg = vn, 0, True
+    view._fn, view._onr, view._rg = as_strided_node(view, base), 0, True
+    view._av = view._vc.v
 
 
 # ---- method registration -----------------------------------------------------------------
