@@ -1,25 +1,74 @@
-"""Reductions: sum and mean (more in later families)."""
+"""Reductions: sum, mean, prod, max/min, amax/amin, arg-reductions, var/std, logsumexp, norm,
+all/any, count_nonzero, nansum and the scans cumsum/cumprod.
+
+Each op is one ``Op``: forward on arrays, a VJP written once for NP and EM, and a JVP. Most
+reductions are ``out = R(x)`` over ``dims`` whose VJP is ``g * F(x, out)`` with ``g`` put back to
+the input's shape; their forward rule is ``sum(F * t, dims)``, derived here by ``_reduce_jvp``
+from the VJP itself, so the rule lives once. Masks (ties of a max, zeros of a product, NaNs of
+nansum) are constants: ``ns.data_fn`` computes them on the data without recording anything.
+"""
 from __future__ import annotations
+
+import builtins
+import math
+import sys
+import types
+import warnings
+from collections import namedtuple
 
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
-from ._registry import Op, apply, method, ns_fn
+from .._tensor import Tensor, Version, _make, _wrap_dim
+from ._registry import Op, apply, method, ns_fn, wrap_outputs
 
-__all__ = ["sum", "mean"]
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "nansum",
+    "norm",
+    "prod",
+    "return_types",
+    "std",
+    "std_mean",
+    "sum",
+    "var",
+    "var_mean",
+]
 
+_INF = math.inf
+
+
+# ---- shared helpers ----------------------------------------------------------------------
 
 def dims_arg(dim, ndim: int) -> tuple | None:
-    """Normalise a ``dim`` argument (None, int, or a sequence) to sorted positive dims."""
+    """Normalise a ``dim`` argument (None, int, or a sequence) to sorted positive dims; None
+    means every dim (also for an empty sequence and for 0-d inputs)."""
     if dim is None:
         return None
-    if isinstance(dim, int):
-        return (_wrap_dim(dim, ndim),)
-    dims = tuple(sorted({_wrap_dim(d, ndim) for d in dim}))
-    if len(dims) != len(tuple(dim)):
-        raise RuntimeError("dim appears multiple times in the list of dims")
-    return dims if dims else None
+    if isinstance(dim, (int, np.integer)):
+        d = _wrap_dim(int(dim), ndim)
+        return (d,) if ndim else None
+    seen: list = []
+    for d in dim:
+        w = _wrap_dim(int(d), ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    if not seen or not ndim:
+        return None
+    return tuple(sorted(seen))
 
 
 def expand_reduced(ns, g, in_shape, dims, keepdim):
@@ -39,9 +88,102 @@ def _unsq_em(g, dims):
     return g
 
 
+def _const_em(fn, *args):
+    data = [a._data if isinstance(a, Tensor) else a for a in args]
+    return _make(np.asarray(fn(*data)), Version(), False, None)
+
+
 ns_fn("unsqueeze_dims", _unsq_np, _unsq_em)
 ns_fn("expand_to", lambda g, shape: np.broadcast_to(g, shape), lambda g, shape: g.expand(shape))
+# a value computed on the data alone: a mask or weight that carries no gradient
+ns_fn("data_fn", lambda fn, *args: fn(*args), _const_em)
+ns_fn("sum_dims", lambda x, dims, keepdim: np.sum(x, axis=dims, keepdims=keepdim),
+      lambda x, dims, keepdim: sum(x, dims, keepdim) if dims is not None else
+      sum(x, None, keepdim))
 
+
+def _n_reduced(shape, dims) -> int:
+    n = 1
+    for i, s in enumerate(shape):
+        if dims is None or i in dims:
+            n *= s
+    return n
+
+
+def _keep(a, dims, keepdim):
+    """``a`` (a reduction result) with the reduced dims present as size 1."""
+    if keepdim or dims is None:
+        return a
+    return np.expand_dims(a, dims)
+
+
+def _squeeze(a, dims, keepdim):
+    if keepdim:
+        return a
+    return np.squeeze(a, dims) if dims is not None else a.reshape(())
+
+
+def _plain(a: np.ndarray) -> Tensor:
+    """A result that never carries gradient (indices, booleans, counts)."""
+    return _make(np.asarray(a), Version(), False, None)
+
+
+def _ones_em(t: Tensor) -> Tensor:
+    return _make(np.ones(t._data.shape, t._data.dtype), Version(), False, None)
+
+
+def _reduce_jvp(op: Op, vjp=None):
+    """Forward rule ``sum(F * t, dims)`` of a reduction whose VJP (or the given ``vjp``) is
+    ``expand(g) * F``; params start with (dims, keepdim)."""
+    def jvp(ns, tangents, primals, outs, dims, keepdim, *rest):
+        saved = [primals[i] for i in op.saves] + ([outs[0]] if op.save_out else [])
+        f = (vjp or op.vjp)(ns, _ones_em(outs[0]), (True,), *saved, dims, keepdim, *rest)[0]
+        if f is None:
+            return ns.zeros_of(outs[0], outs[0].shape)
+        return ns.sum_dims(f * tangents[0], dims, keepdim)
+    op.jvp = jvp
+    return op
+
+
+def _type_name(dt: D.dtype) -> str:
+    from ._dispatch import _type_name as tn
+    return tn(dt)
+
+
+_cap = _type_name
+
+
+def _is_float(t: Tensor) -> bool:
+    return t._data.dtype.kind in "fc" or t.dtype is D.bfloat16
+
+
+def _to_default_float(t: Tensor) -> Tensor:
+    return t if _is_float(t) else t.to(D.get_default_dtype())
+
+
+# ---- return types ------------------------------------------------------------------------
+
+def _structseq(name: str, fields):
+    """A namedtuple printed like PyTorch's ``torch.return_types.<name>``."""
+    base = namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
+        return f"ember.return_types.{name}(\n{body})"
+
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__,
+                               "__module__": "ember.return_types"})
+    return cls
+
+
+return_types = types.ModuleType("ember.return_types",
+                                "Named tuple results of ops (``torch.return_types``).")
+return_types.max = _structseq("max", ("values", "indices"))
+return_types.min = _structseq("min", ("values", "indices"))
+sys.modules["ember.return_types"] = return_types
+
+
+# ---- sum / mean / nansum ------------------------------------------------------------------
 
 def _sum_fwd(x, dims, keepdim, npd, in_shape):
     return np.sum(x, axis=dims, keepdims=keepdim, dtype=npd)
@@ -62,12 +204,11 @@ def _acc_dtype(x: Tensor, dtype) -> np.dtype:
     return np.dtype(np.int64) if k in "iub" else x._data.dtype
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``torch.sum``: integers and bools sum to int64."""
-    nd = input._data.ndim
-    dims = dims_arg(dim, nd)
+    dims = dims_arg(dim, input._data.ndim)
     npd = _acc_dtype(input, dtype)
-    op = SUM if dim is None else SUM_DIM
+    op = SUM if dim is None and not keepdim else SUM_DIM
     return apply(op, (input,), (dims, keepdim, npd, input._data.shape))
 
 
@@ -76,10 +217,7 @@ def _mean_fwd(x, dims, keepdim, npd, in_shape):
 
 
 def _mean_vjp(ns, g, need, dims, keepdim, npd, in_shape):
-    n = 1
-    for i, s in enumerate(in_shape):
-        if dims is None or i in dims:
-            n *= s
+    n = _n_reduced(in_shape, dims)
     return (expand_reduced(ns, g / n, in_shape, dims, keepdim),)
 
 
@@ -95,14 +233,602 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_cap(input.dtype)}")
     dims = dims_arg(dim, input._data.ndim)
-    op = MEAN if dim is None else MEAN_DIM
-    return apply(op, (input,), (dims, keepdim, dt.np, input._data.shape))
+    op = MEAN if dim is None and not keepdim else MEAN_DIM
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return apply(op, (input,), (dims, keepdim, dt.np, input._data.shape))
 
 
-def _cap(dt: D.dtype) -> str:
-    from ._dispatch import _type_name
-    return _type_name(dt)
+def _nansum_fwd(x, dims, keepdim, npd):
+    return np.nansum(x, axis=dims, keepdims=keepdim, dtype=npd)
 
 
-method("sum", sum)
-method("mean", mean)
+def _nansum_vjp(ns, g, need, x, dims, keepdim, npd):
+    ge = expand_reduced(ns, g, x.shape, dims, keepdim)
+    return (ns.where(ns.data_fn(np.isnan, x), 0, ge),)
+
+
+NANSUM = _reduce_jvp(Op("nansum", _nansum_fwd, _nansum_vjp, saves=(0,)))
+
+
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``torch.nansum``: the sum treating NaN as zero."""
+    dims = dims_arg(dim, input._data.ndim)
+    return apply(NANSUM, (input,), (dims, keepdim, _acc_dtype(input, dtype)))
+
+
+# ---- prod ---------------------------------------------------------------------------------
+
+def _prod_fwd(x, dims, keepdim, npd):
+    return np.prod(x, axis=dims, keepdims=keepdim, dtype=npd)
+
+
+def _prod_masks(x, dims):
+    """(zero mask, slice has no zero besides this one, slice has exactly one other zero)."""
+    z = x == 0
+    cnt = np.sum(z, axis=dims, keepdims=True)
+    others = cnt - z
+    m1 = others == 1
+    if dims is None and cnt.sum() >= 2:
+        m1 = np.zeros_like(m1)   # PyTorch's full prod returns constant zeros here
+    return z, others == 0, m1
+
+
+def _prod_vjp(ns, g, need, x, dims, keepdim, npd):
+    # d prod / d x_i = (product of the non-zero others) * (product of the zero others); the
+    # second factor is 1, the single other zero itself (value 0, slope 1), or 0.
+    z, m0, m1 = (ns.data_fn(lambda a, k=k: _prod_masks(a, dims)[k], x) for k in range(3))
+    x1 = ns.where(z, 1, x)
+    p1 = ns.prod_dims(x1, dims, True)
+    zx = ns.where(z, x, 0)
+    zsum = ns.sum_dims(zx, dims, True)
+    zf = ns.where(m0, 1, 0) + ns.where(m1, zsum - zx, 0)
+    ge = expand_reduced(ns, g, x.shape, dims, keepdim)
+    return (ge * ns.conj(p1 / x1 * zf),)
+
+
+PROD = _reduce_jvp(Op("prod", _prod_fwd, _prod_vjp, saves=(0,)))
+PROD_DIM = _reduce_jvp(Op("prod_dim", _prod_fwd, _prod_vjp, saves=(0,), node="ProdBackward1"))
+ns_fn("prod_dims", lambda x, dims, keepdim: np.prod(x, axis=dims, keepdims=keepdim),
+      lambda x, dims, keepdim: apply(PROD_DIM, (x,), (dims, keepdim, x._data.dtype)))
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``torch.prod``: over everything, or over one ``dim``; integers and bools give int64."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
+    npd = _acc_dtype(input, dtype)
+    if dim is None:
+        return apply(PROD, (input,), (None, False, npd))
+    return apply(PROD_DIM, (input,), (dims_arg(dim, input._data.ndim), keepdim, npd))
+
+
+# ---- max / min / amax / amin / argmax / argmin --------------------------------------------
+
+def _tie_weights(x, out, dims, keepdim, nan_ties):
+    """Each extreme element's share of the gradient: ties split it evenly."""
+    o = _keep(out, dims, keepdim)
+    m = x == o
+    if nan_ties:
+        m = m | (np.isnan(x) & np.isnan(o)) if x.dtype.kind in "fc" else m
+    cnt = np.sum(m, axis=dims, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (m / cnt).astype(x.dtype)
+
+
+def _extreme_vjp(nan_ties):
+    def vjp(ns, g, need, x, out, dims, keepdim):
+        w = ns.data_fn(_tie_weights, x, out, dims, keepdim, nan_ties)
+        return (expand_reduced(ns, g, x.shape, dims, keepdim) * w,)
+    return vjp
+
+
+def _amax_fwd(x, dims, keepdim):
+    return np.max(x, axis=dims, keepdims=keepdim)
+
+
+def _amin_fwd(x, dims, keepdim):
+    return np.min(x, axis=dims, keepdims=keepdim)
+
+
+AMAX = _reduce_jvp(Op("amax", _amax_fwd, _extreme_vjp(False), saves=(0,), save_out=True))
+AMIN = _reduce_jvp(Op("amin", _amin_fwd, _extreme_vjp(False), saves=(0,), save_out=True))
+# the full max/min share their gradient among NaNs too; their forward rule (like PyTorch's
+# evenly_read_jvp) does not, and gives NaN there
+MAX_ALL = _reduce_jvp(Op("max", _amax_fwd, _extreme_vjp(True), saves=(0,), save_out=True,
+                         node="MaxBackward1"), _extreme_vjp(False))
+MIN_ALL = _reduce_jvp(Op("min", _amin_fwd, _extreme_vjp(True), saves=(0,), save_out=True,
+                         node="MinBackward1"), _extreme_vjp(False))
+
+
+def _check_nonempty(name: str, x: Tensor, dims, *, index_error=False) -> None:
+    shape = x._data.shape
+    if dims is None:
+        if x._data.size == 0:
+            msg = f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            if index_error:
+                raise IndexError(msg)
+            raise RuntimeError(msg + " Specify the reduction dim with the 'dim' argument.")
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _check_not_complex(kernel: str, x: Tensor) -> None:
+    if x.is_complex():
+        raise NotImplementedError(
+            f'"{kernel}" not implemented for \'{_type_name(x.dtype)}\'')
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """``torch.amax``: the maximum over ``dim`` (all dims by default); ties share the grad."""
+    dims = dims_arg(dim, input._data.ndim)
+    _check_nonempty("amax", input, dims)
+    return apply(AMAX, (input,), (dims, keepdim))
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    """``torch.amin``."""
+    dims = dims_arg(dim, input._data.ndim)
+    _check_nonempty("amin", input, dims)
+    return apply(AMIN, (input,), (dims, keepdim))
+
+
+def _gather_np(x, dim, idx, keepdim, in_shape):
+    r = np.take_along_axis(x, idx, axis=dim)
+    return r if keepdim else np.squeeze(r, dim)
+
+
+def _scatter_np(g, dim, idx, keepdim, in_shape):
+    out = np.zeros(in_shape, g.dtype)
+    np.put_along_axis(out, idx, g if keepdim else np.expand_dims(g, dim), axis=dim)
+    return out
+
+
+GATHER = Op("gather", _gather_np, lambda ns, g, need, *p: (ns.scatter_dim(g, *p),),
+            linear=True)
+SCATTER = Op("scatter", _scatter_np, lambda ns, g, need, *p: (ns.gather_dim(g, *p),),
+             linear=True)
+ns_fn("gather_dim", _gather_np, lambda x, *p: apply(GATHER, (x,), p))
+ns_fn("scatter_dim", _scatter_np, lambda g, *p: apply(SCATTER, (g,), p))
+
+
+def _select_fwd(x, dim, keepdim, idx, in_shape):
+    return _gather_np(x, dim, idx, keepdim, in_shape), _squeeze(idx, (dim,), keepdim)
+
+
+def _select_vjp(ns, g, need, dim, keepdim, idx, in_shape):
+    return (ns.scatter_dim(g[0], dim, idx, keepdim, in_shape),)
+
+
+def _select_jvp(ns, tangents, primals, outs, dim, keepdim, idx, in_shape):
+    return (ns.gather_dim(tangents[0], dim, idx, keepdim, in_shape), None)
+
+
+MAX_DIM = Op("max_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out=(0,),
+             node="MaxBackward0")
+MIN_DIM = Op("min_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out=(0,),
+             node="MinBackward0")
+
+
+def _minmax(name, input, dim, keepdim, other, all_op, dim_op, argf, binary_name):
+    if isinstance(dim, Tensor) or isinstance(other, Tensor):
+        fn = getattr(_ops_namespace(), binary_name, None)
+        if fn is None:
+            raise NotImplementedError(f"{name}(input, other) needs ember.{binary_name}, which is "
+                                      "not built yet")
+        return fn(input, dim if other is None else other)
+    _check_not_complex(f"{name}_all" if dim is None else name, input)
+    if dim is None:
+        _check_nonempty(name, input, None)
+        return apply(all_op, (input,), (None, False))
+    x = input._data
+    d = _wrap_dim(int(dim), x.ndim)
+    rt = getattr(return_types, name)
+    if x.ndim == 0:
+        return rt(*apply(dim_op, (input.reshape(1),), (0, False, np.zeros((1,), np.int64), (1,))))
+    _check_nonempty(name, input, (d,))
+    idx = argf(x, axis=d, keepdims=True)
+    out = _select_fwd(x, d, keepdim, idx, x.shape)
+    v, i = wrap_outputs(dim_op, (input,), (d, keepdim, idx, x.shape), out)
+    return rt(v, i)
+
+
+def _ops_namespace():
+    from .. import _ops
+    return _ops
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+    """``torch.max``: the maximum (no dim), ``(values, indices)`` over ``dim``, or the
+    elementwise ``maximum`` of two tensors."""
+    return _minmax("max", input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "maximum")
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+    """``torch.min``: like ``max``."""
+    return _minmax("min", input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "minimum")
+
+
+def _arg(name, argf, input, dim, keepdim):
+    if input._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    _check_not_complex(name, input)
+    x = input._data
+    if dim is None:
+        _check_nonempty(name, input, None, index_error=True)
+        r = argf(x.reshape(-1))
+        if keepdim:
+            r = np.reshape(r, (1,) * x.ndim)
+        return _plain(np.asarray(r, np.int64))
+    d = _wrap_dim(int(dim), x.ndim)
+    if x.ndim == 0:
+        return _plain(np.zeros((), np.int64))
+    _check_nonempty(name, input, (d,))
+    return _plain(argf(x, axis=d, keepdims=keepdim).astype(np.int64))
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.argmax``: index of the first maximum (of the flattened input when no dim)."""
+    return _arg("argmax", np.argmax, input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.argmin``."""
+    return _arg("argmin", np.argmin, input, dim, keepdim)
+
+
+# ---- var / std and their mean pairs --------------------------------------------------------
+
+def _var_np(x, dims, keepdim, correction):
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.var(x, axis=dims, ddof=correction, keepdims=keepdim)
+
+
+def _var_part(ns, g, x, dims, keepdim, correction):
+    n = _n_reduced(x.shape, dims)
+    dof = n - correction
+    scale = 2.0 / dof if dof != 0 else _INF
+    mu = ns.sum_dims(x, dims, True) / n
+    return expand_reduced(ns, g, x.shape, dims, keepdim) * (x - mu) * scale
+
+
+def _mean_part(ns, g, x, dims, keepdim):
+    return expand_reduced(ns, g / _n_reduced(x.shape, dims), x.shape, dims, keepdim)
+
+
+def _std_grad(ns, g, out):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ns.where(ns.data_fn(np.equal, out, 0), 0, g / (out * 2))
+
+
+def _var_vjp(ns, g, need, x, dims, keepdim, correction):
+    return (_var_part(ns, g, x, dims, keepdim, correction),)
+
+
+def _std_vjp(ns, g, need, x, out, dims, keepdim, correction):
+    return (_var_part(ns, _std_grad(ns, g, out), x, dims, keepdim, correction),)
+
+
+def _pair_vjp(is_std):
+    def vjp(ns, g, need, x, *rest):
+        if is_std:
+            out, _m, dims, keepdim, correction = rest
+        else:
+            dims, keepdim, correction = rest
+        gv, gm = g
+        r = None
+        if gv is not None:
+            gv = _std_grad(ns, gv, out) if is_std else gv
+            r = _var_part(ns, gv, x, dims, keepdim, correction)
+        if gm is not None:
+            m = _mean_part(ns, gm, x, dims, keepdim)
+            r = m if r is None else r + m
+        return (r,)
+    return vjp
+
+
+def _pair_jvp(is_std):
+    def jvp(ns, tangents, primals, outs, dims, keepdim, correction):
+        x, t = primals[0], tangents[0]
+        one = _ones_em(outs[0])
+        f = _var_part(ns, _std_grad(ns, one, outs[0]) if is_std else one, x, dims, keepdim,
+                      correction)
+        return (ns.sum_dims(f * t, dims, keepdim),
+                ns.sum_dims(t, dims, keepdim) / _n_reduced(x.shape, dims))
+    return jvp
+
+
+VAR = _reduce_jvp(Op("var", _var_np, _var_vjp, saves=(0,)))
+STD = _reduce_jvp(Op("std", lambda x, *p: np.sqrt(_var_np(x, *p)), _std_vjp, saves=(0,),
+                     save_out=True))
+VAR_MEAN = Op("var_mean", lambda x, d, k, c: (_var_np(x, d, k, c), np.mean(x, d, keepdims=k)),
+              _pair_vjp(False), _pair_jvp(False), saves=(0,), n_out=2)
+STD_MEAN = Op("std_mean", lambda x, d, k, c: (np.sqrt(_var_np(x, d, k, c)),
+                                              np.mean(x, d, keepdims=k)),
+              _pair_vjp(True), _pair_jvp(True), saves=(0,), save_out=True, n_out=2)
+
+
+def _var_args(name, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, builtins.bool):   # var(True): the legacy ``unbiased`` positional
+        dim, unbiased = None, dim
+    if not _is_float(input):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = dims_arg(dim, input._data.ndim)
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    n = _n_reduced(input._data.shape, dims)
+    if n - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    return dims, correction
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+        correction=None) -> Tensor:
+    """``torch.var``: ``correction`` (default 1; ``unbiased=False`` means 0)."""
+    dims, c = _var_args("var", input, dim, unbiased, keepdim, correction)
+    return apply(VAR, (input,), (dims, keepdim, c))
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+        correction=None) -> Tensor:
+    """``torch.std``."""
+    dims, c = _var_args("std", input, dim, unbiased, keepdim, correction)
+    return apply(STD, (input,), (dims, keepdim, c))
+
+
+def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+             correction=None) -> tuple:
+    """``torch.var_mean``: ``(var, mean)`` as a plain tuple, one node for both."""
+    dims, c = _var_args("var_mean", input, dim, unbiased, keepdim, correction)
+    return apply(VAR_MEAN, (input,), (dims, keepdim, c))
+
+
+def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
+             correction=None) -> tuple:
+    """``torch.std_mean``."""
+    dims, c = _var_args("std_mean", input, dim, unbiased, keepdim, correction)
+    return apply(STD_MEAN, (input,), (dims, keepdim, c))
+
+
+# ---- logsumexp / norm ---------------------------------------------------------------------
+
+def _lse_fwd(x, dims, keepdim):
+    m = np.max(x, axis=dims, keepdims=True, initial=-_INF)
+    m = np.where(np.isinf(m), 0, m).astype(x.dtype)
+    with np.errstate(divide="ignore"):
+        s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
+    return _squeeze(s, dims, keepdim)
+
+
+def _lse_vjp(ns, g, need, x, out, dims, keepdim):
+    oe = expand_reduced(ns, out, x.shape, dims, keepdim)
+    return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.exp(x - oe),)
+
+
+def _lse_jvp(ns, tangents, primals, outs, dims, keepdim):
+    x = primals[0]
+    e = ns.exp(x - ns.data_fn(lambda a: np.max(a, axis=dims, keepdims=True, initial=-_INF)
+                              if a.size else np.zeros((), a.dtype), x))
+    return ns.sum_dims(e * tangents[0], dims, keepdim) / ns.sum_dims(e, dims, keepdim)
+
+
+LOGSUMEXP = Op("logsumexp", _lse_fwd, _lse_vjp, _lse_jvp, saves=(0,), save_out=True)
+
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+    """``torch.logsumexp``: stable log(sum(exp(x))) over ``dim``; integers become float."""
+    x = _to_default_float(input)
+    return apply(LOGSUMEXP, (x,), (dims_arg(dim, x._data.ndim), keepdim))
+
+
+def _norm_fwd(x, dims, keepdim, p):
+    a = np.abs(x)
+    if p == _INF:
+        return np.max(a, axis=dims, keepdims=keepdim)
+    if p == -_INF:
+        return np.min(a, axis=dims, keepdims=keepdim)
+    if p == 0:
+        return np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
+    if p == 1:
+        return np.sum(a, axis=dims, keepdims=keepdim)
+    if p == 2:
+        return np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+    with np.errstate(divide="ignore"):
+        return np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+
+def _norm_vjp(ns, g, need, x, out, dims, keepdim, p):
+    # PyTorch's linalg_vector_norm_backward, term for term (sgn/abs stay differentiable so the
+    # gradient's own graph matches)
+    if p == 0:
+        return (None,)
+    ge = expand_reduced(ns, g, x.shape, dims, keepdim)
+    sgn = ns.sgn(x)
+    if p == 1:
+        return (sgn * ge,)
+    if p in (_INF, -_INF):
+        w = ns.data_fn(lambda a, o: _tie_weights(np.abs(a), o, dims, keepdim, False), x, out)
+        return (sgn * (ge * w),)
+    ne = expand_reduced(ns, out, x.shape, dims, keepdim)
+    n0 = ns.data_fn(np.equal, ne, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if p == 2:
+            return (ge * ns.where(n0, 0, x / ne),)
+        if p < 1:
+            scaled = sgn * ns.where(ns.data_fn(np.equal, x, 0), 0, ns.abs(x) ** (p - 1))
+            return (scaled * ge * ne ** (1 - p),)
+        scaled = sgn * ns.abs(x) ** (p - 1) if p < 2 else x * ns.abs(x) ** (p - 2)
+        return (scaled * ns.where(n0, 0, ge / ne ** (p - 1)),)
+
+
+NORM = _reduce_jvp(Op("linalg_vector_norm", _norm_fwd, _norm_vjp, saves=(0,), save_out=True))
+
+
+def _norm_p(p):
+    if p is None or p == "fro":
+        return 2.0
+    if isinstance(p, str):
+        if p == "nuc":
+            raise NotImplementedError("norm(p='nuc') needs the nuclear norm (an SVD), which "
+                                      "ember does not have yet")
+        raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")  # noqa: TRY004
+    return float(p)
+
+
+def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None,
+         dtype=None) -> Tensor:
+    """``torch.norm``: the vector p-norm over ``dim`` (all elements by default); ``'fro'`` is
+    the 2-norm."""
+    pv = _norm_p(p)
+    if dtype is not None:
+        input = input.to(dtype)
+    if not _is_float(input):
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_type_name(input.dtype)}")
+    if isinstance(dim, (int, np.integer)):
+        dim = (dim,)
+    dims = dims_arg(dim, input._data.ndim)
+    if pv in (_INF, -_INF) and input._data.size == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                           "because the operation does not have an identity")
+    return apply(NORM, (input,), (dims, keepdim, pv))
+
+
+# ---- all / any / count_nonzero ------------------------------------------------------------
+
+def _logical(npf, input: Tensor, dim, keepdim: bool) -> Tensor:
+    x = input._data
+    dims = dims_arg(dim, x.ndim)
+    if dim is not None and not isinstance(dim, (int, np.integer)) and not len(dim):
+        dims = ()   # PyTorch reduces nothing for an empty dim list here (unlike sum)
+    r = npf(x, axis=dims, keepdims=keepdim)
+    return _plain(np.asarray(r, np.uint8 if x.dtype == np.uint8 else np.bool_))
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.all``: bool result (uint8 for uint8 input), never differentiable."""
+    return _logical(np.all, input, dim, keepdim)
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    """``torch.any``."""
+    return _logical(np.any, input, dim, keepdim)
+
+
+def count_nonzero(input: Tensor, dim=None) -> Tensor:
+    """``torch.count_nonzero``: int64 counts over ``dim`` (int or tuple)."""
+    dims = dims_arg(dim, input._data.ndim)
+    return _plain(np.asarray(np.count_nonzero(input._data, axis=dims), np.int64))
+
+
+# ---- cumsum / cumprod ---------------------------------------------------------------------
+
+def _cum_axis(x, dim):
+    return x.reshape(1) if x.ndim == 0 else x, (0 if x.ndim == 0 else dim)
+
+
+def _cumsum_fwd(x, dim, npd):
+    a, d = _cum_axis(x, dim)
+    return np.cumsum(a, axis=d, dtype=npd).reshape(x.shape)
+
+
+def _rev_cumsum(ns, g, dim):
+    """sum_{k >= i} g_k along ``dim``, written with the forward scan so it differentiates."""
+    return ns.sum_dims(g, (dim,), True) - ns.cumsum_dim(g, dim) + g
+
+
+def _cumsum_vjp(ns, g, need, dim, npd):
+    if g.ndim == 0:
+        return (g,)
+    return (_rev_cumsum(ns, g, dim),)
+
+
+CUMSUM = Op("cumsum", _cumsum_fwd, _cumsum_vjp, linear=True)
+ns_fn("cumsum_dim", lambda g, dim: np.cumsum(g, axis=dim),
+      lambda g, dim: apply(CUMSUM, (g,), (dim, g._data.dtype)))
+
+
+def _cumprod_fwd(x, dim, npd):
+    a, d = _cum_axis(x, dim)
+    return np.cumprod(a, axis=d, dtype=npd).reshape(x.shape)
+
+
+def _zero_masks(x, dim):
+    """Positions before the first zero along ``dim``, and the first zero itself."""
+    z = x == 0
+    first = np.where(z.any(axis=dim, keepdims=True), np.argmax(z, axis=dim, keepdims=True),
+                     x.shape[dim])
+    pos = np.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
+    return pos < first, pos == first
+
+
+def _cumprod_vjp(ns, g, need, x, dim, npd):
+    # before the first zero z: sum_{i<=k<z} g_k out_k / x_i; at z: sum_{k>=z} g_k prod_{j<=k,
+    # j != z} x_j; after it: 0 (every product then holds x_z = 0 and another factor is gone).
+    if x.ndim == 0:
+        return (g,)
+    before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
+    at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)
+    c1 = ns.cumprod_dim(ns.where(at, 1, x), dim)
+    gc = g * ns.conj(c1)
+    a = _rev_cumsum(ns, ns.where(before, gc, 0), dim) / ns.conj(ns.where(before, x, 1))
+    b = ns.sum_dims(ns.where(before, 0, gc), (dim,), True)
+    return (ns.where(before, a, 0) + ns.where(at, b, 0),)
+
+
+def _cumprod_jvp(ns, tangents, primals, outs, dim, npd):
+    x, t = primals[0], tangents[0]
+    if x.ndim == 0:
+        return t
+    before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
+    at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)
+    c1 = ns.cumprod_dim(ns.where(at, 1, x), dim)
+    a = c1 * ns.cumsum_dim(ns.where(before, t / ns.where(before, x, 1), 0), dim)
+    tz = ns.sum_dims(ns.where(at, t, 0), (dim,), True)
+    return ns.where(before, a, tz * c1)
+
+
+CUMPROD = Op("cumprod", _cumprod_fwd, _cumprod_vjp, _cumprod_jvp, saves=(0,))
+ns_fn("cumprod_dim", lambda x, dim: np.cumprod(x, axis=dim),
+      lambda x, dim: apply(CUMPROD, (x,), (dim, x._data.dtype)))
+
+
+def _scan(op, input: Tensor, dim, dtype) -> Tensor:
+    d = _wrap_dim(int(dim), input._data.ndim)
+    return apply(op, (input,), (d, _acc_dtype(input, dtype)))
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """``torch.cumsum``: integers and bools accumulate in int64."""
+    return _scan(CUMSUM, input, dim, dtype)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """``torch.cumprod``; zeros in the input get PyTorch's exact gradient."""
+    return _scan(CUMPROD, input, dim, dtype)
+
+
+# ---- Tensor methods -----------------------------------------------------------------------
+
+for _name, _fn in [("sum", sum), ("mean", mean), ("nansum", nansum), ("prod", prod),
+                   ("max", max), ("min", min), ("amax", amax), ("amin", amin),
+                   ("argmax", argmax), ("argmin", argmin), ("var", var), ("std", std),
+                   ("logsumexp", logsumexp), ("norm", norm), ("all", all), ("any", any),
+                   ("count_nonzero", count_nonzero), ("cumsum", cumsum), ("cumprod", cumprod)]:
+    method(_name, _fn)
+
+
+def _scan_(op):
+    def f(self: Tensor, dim: int, *, dtype=None) -> Tensor:
+        from ._dispatch import inplace
+        d = _wrap_dim(int(dim), self._data.ndim)
+        return inplace(op, self, (), (d, (dtype.np if dtype is not None else self._data.dtype)))
+    return f
+
+
+method("cumsum_", _scan_(CUMSUM))
+method("cumprod_", _scan_(CUMPROD))
