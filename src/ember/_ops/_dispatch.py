@@ -47,12 +47,12 @@ def promoted(a, b, int_to_float: bool = False):
         if da.dtype != npt:
             da = da.astype(npt)
     elif npt.kind in "iub" or rt is D.bfloat16:
-        da = np.asarray(da, npt)
+        da = np.asarray(da).astype(npt)
     if isinstance(db, np.ndarray):
         if db.dtype != npt:
             db = db.astype(npt)
     elif npt.kind in "iub" or rt is D.bfloat16:
-        db = np.asarray(db, npt)
+        db = np.asarray(db).astype(npt)
     return da, db, npt
 
 
@@ -68,8 +68,28 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
         if not isinstance(a, Tensor):
             a = to_operand(a)
         da, db, _ = promoted(a, b, int_to_float)
-    out = op.fwd(da, db, *params)
+    try:
+        out = op.fwd(da, db, *params)
+    except ValueError:
+        check_broadcast(np.shape(da), np.shape(db))
+        raise
     return wrap_outputs(op, (a, b), params, out)
+
+
+def check_broadcast(*shapes) -> None:
+    """PyTorch's error when ``shapes`` do not broadcast together."""
+    res: list = []
+    for s in shapes:
+        s = tuple(s)
+        n = max(len(res), len(s))
+        a = [1] * (n - len(res)) + res
+        b = [1] * (n - len(s)) + list(s)
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(
+                    f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                    f"non-singleton dimension {i}")
+        res = [x if x != 1 else y for x, y in zip(a, b)]
 
 
 def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
@@ -107,8 +127,10 @@ def check_inplace(self: Tensor) -> None:
             "operation.")
     fn = self._fn
     if fn is not None and fn.n_out > 1 and getattr(fn, "is_view", False):
+        from ..autograd.graph import _short_name
         raise RuntimeError(
-            f"Output {self._onr} of {fn.name()} is a view and is being modified inplace. This "
+            f"Output {self._onr} of {_short_name(fn)} is a view and is being modified inplace. "
+            "This "
             "view is the output of a function that returns multiple views. Such functions do not "
             "allow the output views to be modified inplace. You should replace the inplace "
             "operation by an out-of-place one.")
@@ -184,7 +206,13 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(self)
     if not self.is_meta:
-        np.copyto(self._data, out, casting="unsafe")
+        try:
+            np.copyto(self._data, out, casting="unsafe")
+        except ValueError:  # a read-only broadcast (expanded) array
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.") from None
     self._vc.v += 1
     if node is not None:
         if op.save_out:
@@ -201,10 +229,36 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
             self._rg = True
     if fw is not None:
         from ..autograd.forward_ad import _remember
+        if self._base is not None:
+            _write_base_tangent(self._base, self, fw)
         self._fw = fw
         _remember(self)
     return self
 
 
-__all__ = ["binary", "unary", "inplace", "commit", "promoted", "to_operand", "check_inplace",
-           "apply"]
+def _write_base_tangent(base: Tensor, view: Tensor, fw: Tensor) -> None:
+    """An in-place op on a view changes its base's tangent too: write the view's new tangent
+    into the base's (zeros if it had none)."""
+    from ..autograd.forward_ad import _remember
+    from .views import _put_flat_np, view_index
+    if not (base.is_floating_point() or base.is_complex()):
+        return
+    bt = base._fw
+    bd = np.zeros(base._data.shape, base._data.dtype) if bt is None else bt._data
+    idx = view_index(base._data, view._data)
+    v = np.broadcast_to(fw._data, view._data.shape).astype(bd.dtype)
+    base._fw = _make(_put_flat_np(bd, idx, v), Version(), False, None)
+    if bt is None:
+        _remember(base)
+
+
+__all__ = [
+    "apply",
+    "binary",
+    "check_inplace",
+    "commit",
+    "inplace",
+    "promoted",
+    "to_operand",
+    "unary",
+]

@@ -1,34 +1,101 @@
-"""Pointwise ops: arithmetic, powers, exponentials, trigonometry, activations.
+"""Pointwise ops: arithmetic, powers, exponentials, logarithms, trigonometry, activations.
 
 Each op: a forward on arrays, a VJP written once for both namespaces (``ns`` is NP on the fast
-path, EM under create_graph), and a JVP derived from the VJP (``elementwise=True``) or the
-forward (``linear=True``). Broadcast reduction and dtype casts of gradients are the engine's.
+path, EM under create_graph), and a JVP derived from the VJP (``elementwise=True``), from the
+forward (``linear=True``) or written out. Broadcast reduction and dtype casts of gradients are the
+engine's. Complex gradients follow PyTorch's convention: ``grad * conj(f'(z))``.
+
+Every op is attached as a function, a ``Tensor`` method and, where PyTorch has one, an in-place
+``method_`` (see ``_unary``); comparisons, clamp, where and friends live in ``pointwise_more``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor
 from ._dispatch import binary, inplace, unary
 from ._registry import Op, method, ns_fn
 
-__all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "sqrt", "pow",
-           "conj", "square", "rsub"]
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "add",
+    "arccos",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "asin",
+    "atan",
+    "conj",
+    "cos",
+    "cosh",
+    "div",
+    "divide",
+    "exp",
+    "expm1",
+    "float_power",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "mul",
+    "multiply",
+    "neg",
+    "negative",
+    "pow",
+    "reciprocal",
+    "relu",
+    "rsqrt",
+    "rsub",
+    "sgn",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "sub",
+    "subtract",
+    "tan",
+    "tanh",
+    "true_divide",
+]
 
 
 def conj_np(x):
-    dt = getattr(x, "dtype", None)
-    if dt is not None:
-        return np.conj(x) if dt.kind == "c" else x
-    return x.conjugate() if type(x) is complex else x
+    return np.conj(x) if np.iscomplexobj(x) else x
 
 
 def _conj_em(x):
+    if isinstance(x, complex):
+        return x.conjugate()
     return x.conj() if isinstance(x, Tensor) and x.is_complex() else x
 
 
 ns_fn("conj", conj_np, _conj_em)
+ns_fn("real_of", lambda x: np.real(x), lambda x: x.real)
+
+
+def _is_cplx(x) -> bool:
+    if isinstance(x, Tensor):
+        return x.is_complex()
+    return np.iscomplexobj(x)
+
+
+def _type_name(d) -> str:
+    from ._dispatch import _type_name as tn
+    return tn(d)
+
+
+def _not_impl(kernel: str, dtype):
+    """PyTorch's error for a kernel without an implementation for ``dtype``."""
+    if not isinstance(dtype, D.dtype):
+        dtype = D._FROM_NP[np.dtype(dtype)]
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dtype)}\'')
 
 
 # ---- arithmetic ----------------------------------------------------------------------------
@@ -42,7 +109,7 @@ def _add_vjp(ns, g, need, alpha):
             (g if alpha == 1 else g * ns.conj(alpha)) if need[1] else None)
 
 
-ADD = Op("add", _add_fwd, _add_vjp, linear=True, ufunc=np.add)
+ADD = Op("add", _add_fwd, _add_vjp, elementwise=True, ufunc=np.add)
 
 
 def _sub_fwd(a, b, alpha):
@@ -54,7 +121,20 @@ def _sub_vjp(ns, g, need, alpha):
             (-g if alpha == 1 else g * -ns.conj(alpha)) if need[1] else None)
 
 
-SUB = Op("sub", _sub_fwd, _sub_vjp, linear=True, ufunc=np.subtract)
+SUB = Op("sub", _sub_fwd, _sub_vjp, elementwise=True, ufunc=np.subtract)
+
+
+def _rsub_fwd(a, b, alpha):
+    return _sub_fwd(b, a, alpha)
+
+
+def _rsub_vjp(ns, g, need, alpha):
+    gb, ga = _sub_vjp(ns, g, (need[1], need[0]), alpha)
+    return ga, gb
+
+
+RSUB = Op("rsub", _rsub_fwd, _rsub_vjp, elementwise=True, node="RsubBackward0")
+RSUB_S = Op("rsub_s", _rsub_fwd, _rsub_vjp, elementwise=True, node="RsubBackward1")
 
 
 def _mul_vjp(ns, g, need, a, b):
@@ -81,6 +161,19 @@ def _check_alpha(a, b, alpha) -> None:
                     "number.")
 
 
+def _check_bool_sub(a, b) -> None:
+    if all(isinstance(x, bool) or isinstance(x, Tensor) and x._data.dtype == np.bool_
+           for x in (a, b)):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead.")
+    if any(isinstance(x, bool) or isinstance(x, Tensor) and x._data.dtype == np.bool_
+           for x in (a, b)):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     """``torch.add``: input + alpha * other, with PyTorch's type promotion."""
     if alpha != 1:
@@ -91,19 +184,15 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``torch.sub``: input - alpha * other."""
     _check_bool_sub(input, other)
+    if alpha != 1:
+        _check_alpha(input, other, alpha)
     return binary(SUB, input, other, (alpha,))
 
 
-def _check_bool_sub(a, b) -> None:
-    if isinstance(a, Tensor) and a._data.dtype == np.bool_ and (
-            not isinstance(b, Tensor) or b._data.dtype == np.bool_):
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-            "or `logical_xor()` operator instead.")
-
-
 def rsub(input, other, *, alpha=1) -> Tensor:
-    return binary(SUB, other, input, (alpha,))
+    """``torch.rsub``: other - alpha * input."""
+    _check_bool_sub(other, input)
+    return binary(RSUB if isinstance(other, Tensor) else RSUB_S, input, other, (alpha,))
 
 
 def mul(input, other, *, out=None) -> Tensor:
@@ -115,151 +204,326 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """``torch.div``: true division (ints become the default float) or rounded division."""
     if rounding_mode is None:
         return binary(DIV, input, other, int_to_float=True)
-    from .pointwise_more import floor_divide, trunc_divide
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if rounding_mode == "trunc":
-        return trunc_divide(input, other)
-    raise RuntimeError(
-        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-        f"'{rounding_mode}'")
+    from .pointwise_more import rounded_div
+    return rounded_div(input, other, rounding_mode)
 
 
-subtract, multiply, divide, true_divide = sub, mul, div, div
+def true_divide(input, other, *, out=None) -> Tensor:
+    """``torch.true_divide``."""
+    return binary(DIV, input, other, int_to_float=True)
+
+
+subtract, multiply, divide = sub, mul, div
 
 NEG = Op("neg", np.negative, lambda ns, g, need: (-g,), linear=True)
 
 
 def neg(input: Tensor) -> Tensor:
     """``torch.neg``."""
+    _check_neg(input)
+    return unary(NEG, input)
+
+
+def _check_neg(input):
     if input._data.dtype == np.bool_:
         raise RuntimeError(
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
             "invert a mask, use the `~` or `logical_not()` operator instead.")
-    return unary(NEG, input)
 
 
 negative = neg
 
 
-# ---- exponentials and trigonometry ---------------------------------------------------------
+# ---- one-input ops: a table-driven definition -------------------------------------------
 
-EXP = Op("exp", np.exp, lambda ns, g, need, r: (g * ns.conj(r),), save_out=True,
-         elementwise=True)
-LOG = Op("log", np.log, lambda ns, g, need, x: (g / ns.conj(x),), saves=(0,), elementwise=True)
-SIN = Op("sin", np.sin, lambda ns, g, need, x: (g * ns.conj(ns.cos(x)),), saves=(0,),
-         elementwise=True)
-COS = Op("cos", np.cos, lambda ns, g, need, x: (g * -ns.conj(ns.sin(x)),), saves=(0,),
-         elementwise=True)
-TANH = Op("tanh", np.tanh, lambda ns, g, need, r: (g * ns.conj(1 - r * r),), save_out=True,
-          elementwise=True)
-SQRT = Op("sqrt", np.sqrt, lambda ns, g, need, r: (g / ns.conj(2 * r),), save_out=True,
-          elementwise=True)
+def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, node=None,
+           jvp=None, elementwise=True, check=None, aliases=()):
+    """Define a one-input op: its Op, the function, the method and the in-place method."""
+    if saves is None:
+        saves = () if save_out else (0,)
+    op = Op(name, fwd, vjp, jvp=jvp, saves=saves, save_out=save_out, node=node,
+            elementwise=elementwise and jvp is None)
+
+    def f(input: Tensor, *, out=None) -> Tensor:
+        if check is not None:
+            check(input)
+        return unary(op, input, (), int_to_float)
+
+    def f_(self: Tensor) -> Tensor:
+        if check is not None:
+            check(self)
+        return inplace(op, self, (), (), int_to_float)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``torch.{name}``."
+    for n in (name,) + aliases:
+        method(n, f)
+        method(n + "_", f_)
+    return op, f
+
+
+def _real_only(kernel):
+    def check(t):
+        if t.is_complex():
+            raise _not_impl(kernel, t.dtype)
+    return check
+
+
+def _no_bool(kernel):
+    def check(t):
+        if t._data.dtype == np.bool_:
+            raise _not_impl(kernel, t.dtype)
+    return check
+
+
+EXP, exp = _unary("exp", np.exp, lambda ns, g, need, r: (g * ns.conj(r),), save_out=True)
+EXPM1, expm1 = _unary("expm1", np.expm1, lambda ns, g, need, r: (g * ns.conj(r + 1),),
+                      save_out=True)
+LOG, log = _unary("log", np.log, lambda ns, g, need, x: (g / ns.conj(x),))
+LOG1P, log1p = _unary("log1p", np.log1p, lambda ns, g, need, x: (g / ns.conj(x + 1),),
+                      node="Log1PBackward0")
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+LOG2, log2 = _unary("log2", np.log2, lambda ns, g, need, x: (g / ns.conj(x * _LN2),))
+LOG10, log10 = _unary("log10", np.log10, lambda ns, g, need, x: (g / ns.conj(x * _LN10),))
+SIN, sin = _unary("sin", np.sin, lambda ns, g, need, x: (g * ns.conj(ns.cos(x)),))
+COS, cos = _unary("cos", np.cos, lambda ns, g, need, x: (g * -ns.conj(ns.sin(x)),))
+TAN, tan = _unary("tan", np.tan, lambda ns, g, need, r: (g * ns.conj(r * r + 1),),
+                  save_out=True)
+ASIN, asin = _unary("asin", np.arcsin,
+                    lambda ns, g, need, x: (g / ns.conj(ns.sqrt(-x * x + 1)),),
+                    aliases=("arcsin",))
+ACOS, acos = _unary("acos", np.arccos,
+                    lambda ns, g, need, x: (-g / ns.conj(ns.sqrt(-x * x + 1)),),
+                    aliases=("arccos",))
+ATAN, atan = _unary("atan", np.arctan, lambda ns, g, need, x: (g / ns.conj(x * x + 1),),
+                    aliases=("arctan",))
+arcsin, arccos, arctan = asin, acos, atan
+SINH, sinh = _unary("sinh", np.sinh, lambda ns, g, need, x: (g * ns.conj(ns.cosh(x)),))
+COSH, cosh = _unary("cosh", np.cosh, lambda ns, g, need, x: (g * ns.conj(ns.sinh(x)),))
+ASINH, arcsinh = _unary("asinh", np.arcsinh,
+                        lambda ns, g, need, x: (g / ns.conj(ns.sqrt(x * x + 1)),),
+                        aliases=("arcsinh",))
+TANH, tanh = _unary("tanh", np.tanh, lambda ns, g, need, r: (g * ns.conj(-r * r + 1),),
+                    save_out=True)
+SQRT, sqrt = _unary("sqrt", np.sqrt, lambda ns, g, need, r: (g / ns.conj(2 * r),),
+                    save_out=True)
+
+
+def _rsqrt_np(x):
+    return np.reciprocal(np.sqrt(x))
+
+
+RSQRT, rsqrt = _unary("rsqrt", _rsqrt_np,
+                      lambda ns, g, need, r: (g * ns.conj(-0.5 * r * r * r),), save_out=True)
+RECIPROCAL, reciprocal = _unary("reciprocal", np.reciprocal,
+                                lambda ns, g, need, r: (g * -ns.conj(r * r),), save_out=True)
 
 
 def _sigmoid_np(x):
+    if np.iscomplexobj(x):
+        return 1 / (1 + np.exp(-x))
     # exp(-|x|) never overflows; both branches share it
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
-SIGMOID = Op("sigmoid", _sigmoid_np, lambda ns, g, need, r: (g * ns.conj(r * (1 - r)),),
-             save_out=True, elementwise=True)
+SIGMOID, sigmoid = _unary("sigmoid", _sigmoid_np,
+                          lambda ns, g, need, r: (g * ns.conj(r * (-r + 1)),), save_out=True)
+
+
+def _check_relu(t):
+    if t._data.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if t.is_complex():
+        raise NotImplementedError("clamp is not supported for complex types")
 
 
 def _relu_vjp(ns, g, need, r):
-    return (ns.where(r > 0, g, 0),)
+    # PyTorch's threshold_backward(grad, result, 0): NaN results pass the gradient, and under
+    # create_graph the gradient stays connected to the result (with zero derivative)
+    return (ns.where(r <= 0, ns.dep_zero(r), g),)
 
 
-RELU = Op("relu", lambda x: np.maximum(x, 0), _relu_vjp, save_out=True, elementwise=True)
+ns_fn("dep_zero", lambda x: 0, lambda x: x * 0)
+RELU, relu = _unary("relu", lambda x: np.maximum(x, 0), _relu_vjp, save_out=True,
+                    int_to_float=False, check=_check_relu)
 
 
-def exp(input: Tensor) -> Tensor:
-    """``torch.exp``."""
-    return unary(EXP, input, int_to_float=True)
+# sign and sgn: piecewise constant, zero gradient
+def _zero_grad(ns, g, need, *saved):
+    return tuple(ns.zeros_of(g, g.shape) if n else None for n in need)
 
 
-def log(input: Tensor) -> Tensor:
-    """``torch.log``."""
-    return unary(LOG, input, int_to_float=True)
+def _check_sign(t):
+    if t.is_complex():
+        raise NotImplementedError(
+            "Unlike NumPy, ember.sign is not intended to support complex numbers. Please use "
+            "ember.sgn instead.")
 
 
-def sin(input: Tensor) -> Tensor:
-    """``torch.sin``."""
-    return unary(SIN, input, int_to_float=True)
+def _sign_np(x):
+    if x.dtype == np.bool_:
+        return x.copy()
+    r = np.sign(x)
+    return np.where(np.isnan(x), 0, r).astype(r.dtype, copy=False) if x.dtype.kind == "f" else r
 
 
-def cos(input: Tensor) -> Tensor:
-    """``torch.cos``."""
-    return unary(COS, input, int_to_float=True)
+SIGN, sign = _unary("sign", _sign_np, _zero_grad, saves=(), int_to_float=False, check=_check_sign)
 
 
-def tanh(input: Tensor) -> Tensor:
-    """``torch.tanh``."""
-    return unary(TANH, input, int_to_float=True)
+def _sgn_np(x):
+    if not np.iscomplexobj(x):
+        return np.sign(x)
+    a = np.abs(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype, copy=False)
 
 
-def sigmoid(input: Tensor) -> Tensor:
-    """``torch.sigmoid``."""
-    return unary(SIGMOID, input, int_to_float=True)
+def _sgn_vjp(ns, g, need, x, r):
+    if not _is_cplx(x):
+        return (ns.zeros_of(g, g.shape),)
+    a = ns.abs(x)
+    gi = (g - r * ns.real_of(g * ns.conj(r))) / ns.where(a == 0, 1, a)
+    return (ns.where(a == 0, 0, gi),)
 
 
-def sqrt(input: Tensor) -> Tensor:
-    """``torch.sqrt``."""
-    return unary(SQRT, input, int_to_float=True)
+def _sgn_jvp(ns, tangents, primals, outs):
+    # PyTorch: sgn_backward(self_p, self_t, result), the same map applied to the tangent
+    return _sgn_vjp(ns, tangents[0], (True,), primals[0], outs[0])[0]
 
 
-def relu(input: Tensor) -> Tensor:
-    """``torch.relu``."""
-    if input._data.dtype == np.bool_:
-        raise RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'')
-    return unary(RELU, input)
+SGN, sgn = _unary("sgn", _sgn_np, _sgn_vjp, saves=(0,), save_out=True, int_to_float=False,
+                  jvp=_sgn_jvp)
+
+
+def _abs_vjp(ns, g, need, x):
+    return (g * ns.sgn(x),)
+
+
+def _abs_jvp(ns, tangents, primals, outs):
+    x, t = primals[0], tangents[0]
+    if x.is_complex():
+        return (ns.conj(ns.sgn(x)) * t).real
+    return t * ns.sgn(x)
+
+
+ABS, abs = _unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, int_to_float=False,
+                  check=_no_bool("abs_cpu"), aliases=("absolute",))
+absolute = abs
+
+ns_fn("cos", np.cos, cos)
+ns_fn("sin", np.sin, sin)
+ns_fn("cosh", np.cosh, cosh)
+ns_fn("sinh", np.sinh, sinh)
+ns_fn("log", np.log, log)
+ns_fn("exp", np.exp, exp)
+ns_fn("sqrt", np.sqrt, sqrt)
+ns_fn("abs", np.abs, abs)
+ns_fn("sgn", _sgn_np, sgn)
 
 
 # ---- powers -------------------------------------------------------------------------------
+
+def _int_pow(a, b):
+    """Integer power with PyTorch's results for negative exponents (1, +-1 or 0)."""
+    neg_b = np.asarray(b) < 0
+    if not neg_b.any():
+        return np.power(a, b)
+    r = np.power(a, np.where(neg_b, 0, b))
+    one = np.ones_like(r)
+    odd = (np.asarray(b) % 2) != 0
+    special = np.where(a == 1, one, np.where(a == -1, np.where(odd, -one, one), 0 * one))
+    return np.where(neg_b, special, r).astype(r.dtype, copy=False)
+
 
 def _pow_fwd(a, b):
     if isinstance(b, (int, float)) and not isinstance(b, bool):
         if b == 2:
             return np.multiply(a, a)
-        if b == 0.5:
+        if b == 0.5 and np.asarray(a).dtype.kind == "f":
             return np.sqrt(a)
+    ka = np.asarray(a).dtype.kind
+    if ka in "iub" and np.asarray(b).dtype.kind in "iub":
+        r = _int_pow(a, b)
+        return r.astype(np.int64) if ka == "b" and r.dtype == np.bool_ else r
     return np.power(a, b)
 
 
+def _exp_nonneg(ns, b):
+    """``b >= 0`` for real exponents; real and non-negative for complex ones."""
+    if _is_cplx(b):
+        return (ns.real_of(b) >= 0) & (ns.imag_of(b) == 0)
+    return b >= 0
+
+
 def _pow_vjp(ns, g, need, a, b):
+    # PyTorch's pow_backward / pow_backward_self / pow_backward_exponent
     ga = gb = None
     if need[0]:
-        if isinstance(b, (int, float)):
-            ga = g * 0 if b == 0 else g * ns.conj(b * a ** (b - 1))
+        if isinstance(b, (int, float, complex)):
+            ga = ns.zeros_of(g, g.shape) if b == 0 else g * ns.conj(b * a ** (b - 1))
         else:
             ga = ns.where(b == 0, 0, g * ns.conj(b * a ** (b - 1)))
     if need[1]:
         r = a ** b
-        gb = ns.where((a == 0) & (ns.real_of(b) >= 0), 0, g * ns.conj(r * ns.log(a)))
+        if isinstance(a, (int, float, complex)):
+            base = complex(a) if _is_cplx(b) else a
+            with np.errstate(divide="ignore", invalid="ignore"):
+                la = np.log(base)
+            d = ns.conj(r * (complex(la) if isinstance(base, complex) else float(la)))
+            gb = g * (ns.where(_exp_nonneg(ns, b), 0, d) if a == 0 else d)
+        else:
+            gb = g * ns.where((a == 0) & _exp_nonneg(ns, b), 0, ns.conj(r * ns.log(a)))
     return ga, gb
 
 
+ns_fn("imag_of", lambda x: np.imag(x), lambda x: x.imag)
 POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0")
 POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward1")
 POW_ST = Op("pow_st", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward2")
-ns_fn("real_of", lambda x: np.real(x), lambda x: x.real if isinstance(x, Tensor) else x.real)
 
 
-def pow(input, exponent, *, out=None) -> Tensor:  # noqa: A001
+def _check_int_neg_pow(base, exponent) -> None:
+    if (isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0
+            and isinstance(base, Tensor) and base._data.dtype.kind in "iub"):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def pow(input, exponent, *, out=None) -> Tensor:
     """``torch.pow``: tensor or scalar base and exponent."""
     if not isinstance(input, Tensor):
         return binary(POW_ST, input, exponent)
     if isinstance(exponent, Tensor):
         return binary(POW_TT, input, exponent)
-    if isinstance(exponent, int) and exponent < 0 and input._data.dtype.kind in "iub":
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    _check_int_neg_pow(input, exponent)
     return binary(POW, input, exponent)
 
 
+def _pow_(self, exponent):
+    if isinstance(exponent, Tensor):
+        return inplace(POW_TT, self, (exponent,))
+    _check_int_neg_pow(self, exponent)
+    return inplace(POW, self, (exponent,))
+
+
+def float_power(input, exponent) -> Tensor:
+    """``torch.float_power``: pow in double (complex double) precision."""
+    def up(x):
+        if isinstance(x, Tensor):
+            return x.to(D.complex128 if x.is_complex() else D.float64)
+        return x
+    cplx = any(isinstance(x, complex) or isinstance(x, Tensor) and x.is_complex()
+               for x in (input, exponent))
+    r = pow(up(input), up(exponent))
+    return r.to(D.complex128) if cplx and not r.is_complex() else r
+
+
 def square(input: Tensor) -> Tensor:
+    """``torch.square``: ``pow(input, 2)`` (bool becomes int64)."""
     return pow(input, 2)
 
+
+# ---- conj ---------------------------------------------------------------------------------
 
 CONJ = Op("conj", np.conj, lambda ns, g, need: (ns.conj(g),), linear=True,
           node="ConjBackward0")
@@ -271,11 +535,6 @@ def conj(input: Tensor) -> Tensor:
 
 
 ns_fn("where", lambda c, a, b: np.where(c, a, b), lambda c, a, b: _where_em(c, a, b))
-ns_fn("cos", np.cos, cos)
-ns_fn("sin", np.sin, sin)
-ns_fn("log", np.log, log)
-ns_fn("exp", np.exp, exp)
-ns_fn("sqrt", np.sqrt, sqrt)
 
 
 def _where_em(c, a, b):
@@ -285,56 +544,71 @@ def _where_em(c, a, b):
 
 # ---- Tensor methods and operators ---------------------------------------------------------
 
-def _inplace_binary(op, int_to_float=False, params=()):
-    def f(self, other, *, alpha=1):
-        p = (alpha,) if op in (ADD, SUB) else params
-        return inplace(op, self, (other,), p, int_to_float)
-    return f
+def _add_(self, other, *, alpha=1):
+    if alpha != 1:
+        _check_alpha(self, other, alpha)
+    return inplace(ADD, self, (other,), (alpha,))
 
 
-def _inplace_unary(op, int_to_float=True):
-    def f(self):
-        return inplace(op, self, (), (), int_to_float)
-    return f
+def _sub_(self, other, *, alpha=1):
+    _check_bool_sub(self, other)
+    if alpha != 1:
+        _check_alpha(self, other, alpha)
+    return inplace(SUB, self, (other,), (alpha,))
+
+
+def _div_(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return inplace(DIV, self, (other,), (), True)
+    from .pointwise_more import rounded_div_
+    return rounded_div_(self, other, rounding_mode)
+
+
+def _neg_(self):
+    _check_neg(self)
+    return inplace(NEG, self, (), (), False)
+
+
+def _rtruediv(self, other):
+    # PyTorch computes ``other / self`` as ``self.reciprocal() * other``
+    return mul(reciprocal(self), other)
 
 
 for _name, _fn in [("add", add), ("sub", sub), ("subtract", sub), ("mul", mul),
-                   ("multiply", mul), ("div", div), ("divide", div), ("true_divide", div),
-                   ("neg", neg), ("negative", neg), ("exp", exp), ("log", log), ("sin", sin),
-                   ("cos", cos), ("tanh", tanh), ("sigmoid", sigmoid), ("relu", relu),
-                   ("sqrt", sqrt), ("pow", pow), ("conj", conj), ("square", square)]:
+                   ("multiply", mul), ("div", div), ("divide", div), ("true_divide", true_divide),
+                   ("neg", neg), ("negative", neg), ("pow", pow), ("float_power", float_power),
+                   ("conj", conj), ("square", square), ("rsub", rsub)]:
     method(_name, _fn)
 
-for _name, _op in [("add_", ADD), ("sub_", SUB), ("subtract_", SUB), ("mul_", MUL),
-                   ("multiply_", MUL)]:
-    method(_name, _inplace_binary(_op))
-method("div_", lambda self, other, *, rounding_mode=None: inplace(DIV, self, (other,), (), True)
-       if rounding_mode is None else self.copy_(div(self, other, rounding_mode=rounding_mode)))
-method("true_divide_", _inplace_binary(DIV, True))
-method("divide_", Tensor.div_)
-method("pow_", lambda self, e: inplace(POW_TT if isinstance(e, Tensor) else POW, self, (e,)))
-method("neg_", lambda self: inplace(NEG, self, (), (), False))
-method("negative_", Tensor.neg_)
-for _name, _op in [("exp_", EXP), ("log_", LOG), ("sin_", SIN), ("cos_", COS), ("tanh_", TANH),
-                   ("sigmoid_", SIGMOID), ("sqrt_", SQRT)]:
-    method(_name, _inplace_unary(_op))
-method("relu_", _inplace_unary(RELU, False))
-method("square_", lambda self: self.pow_(2))
+method("add_", _add_)
+method("sub_", _sub_)
+method("subtract_", _sub_)
+method("mul_", lambda self, other: inplace(MUL, self, (other,)))
+method("multiply_", Tensor.mul_)
+method("div_", _div_)
+method("divide_", _div_)
+method("true_divide_", lambda self, other: inplace(DIV, self, (other,), (), True))
+method("pow_", _pow_)
+method("float_power_", lambda self, e: self.copy_(float_power(self, e)))
+method("neg_", _neg_)
+method("negative_", _neg_)
+method("square_", lambda self: _pow_(self, 2))
 
 method("__add__", add)
 method("__radd__", lambda self, other: add(other, self))
-method("__iadd__", lambda self, other: self.add_(other))
+method("__iadd__", _add_)
 method("__sub__", sub)
-method("__rsub__", lambda self, other: sub(other, self))
-method("__isub__", lambda self, other: self.sub_(other))
+method("__rsub__", lambda self, other: rsub(self, other))
+method("__isub__", _sub_)
 method("__mul__", mul)
 method("__rmul__", lambda self, other: mul(other, self))
-method("__imul__", lambda self, other: self.mul_(other))
-method("__truediv__", div)
-method("__rtruediv__", lambda self, other: div(other, self))
-method("__itruediv__", lambda self, other: self.div_(other))
+method("__imul__", Tensor.mul_)
+method("__truediv__", true_divide)
+method("__rtruediv__", _rtruediv)
+method("__itruediv__", Tensor.true_divide_)
 method("__neg__", neg)
 method("__pos__", lambda self: self)
+method("__abs__", abs)
 method("__pow__", pow)
 method("__rpow__", lambda self, other: pow(other, self))
-method("__ipow__", lambda self, other: self.pow_(other))
+method("__ipow__", _pow_)
