@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, Version, _make, _view_of
+from .._tensor import Tensor, Version, _make, _refresh_view, _view_of
 from ..autograd.grad_mode import STATE
 from ..autograd import engine as _engine
 from ..autograd.graph import AccumulateGrad, Node
@@ -78,7 +78,11 @@ def acc_node(t: Tensor) -> AccumulateGrad:
 
 def edge(t) -> tuple:
     """The edge a node keeps for input ``t``: (node, input_nr, shape, ndarray dtype)."""
-    if type(t) is not Tensor and not isinstance(t, Tensor) or not t._rg:
+    if type(t) is not Tensor and not isinstance(t, Tensor):
+        return NO_EDGE
+    if t._base is not None:
+        _refresh_view(t)  # a view whose buffer was modified in place: fresh grad_fn
+    if not t._rg:
         return NO_EDGE
     fn = t._fn
     if fn is None:
@@ -105,7 +109,7 @@ def make_node(op: Op, inputs, params, outs) -> Node:
     node._h = None
     nexts = []
     for t in inputs:
-        if isinstance(t, Tensor) and t._rg:
+        if isinstance(t, Tensor) and (t._rg if t._base is None else _refresh_view(t)):
             fn = t._fn
             d = t._data
             if fn is None:
@@ -156,7 +160,7 @@ def wrap_outputs(op: Op, inputs, params, out):
     rec = tangent = False
     for t in inputs:
         if isinstance(t, Tensor):
-            if t._rg:
+            if t._rg or t._base is not None and _refresh_view(t):
                 rec = True
             if t._fw is not None:
                 tangent = True
@@ -187,6 +191,10 @@ def wrap_outputs(op: Op, inputs, params, out):
     if tangent:
         from ..autograd.forward_ad import apply_jvp
         apply_jvp(op, inputs, params, res)
+        if rec and op.save_out and st.grad:
+            # a saved output keeps its tangent too, for forward-over-reverse
+            node._saved = [e + (res[e[3]]._fw,) if type(e) is tuple and len(e) == 4 else e
+                           for e in node._saved]
     return res[0] if op.n_out == 1 else tuple(res)
 
 

@@ -6,6 +6,7 @@ through the base stay right.
 """
 from __future__ import annotations
 
+import itertools
 import numbers
 
 import numpy as np
@@ -13,13 +14,42 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.graph import Node
 from ._dispatch import apply
-from ._registry import EM, NP, Op, edge, method, ns_fn, next_seq
+from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
 
-__all__ = ["view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
-           "swapaxes", "swapdims", "permute", "t", "expand", "expand_as", "broadcast_to",
-           "select", "narrow", "diagonal", "as_strided", "unbind", "split", "chunk", "movedim",
-           "moveaxis", "view_as_real", "view_as_complex", "real", "imag", "adjoint",
-           "sum_to_size", "tensor_split", "hsplit", "vsplit"]
+__all__ = [
+    "adjoint",
+    "as_strided",
+    "broadcast_to",
+    "chunk",
+    "diagonal",
+    "expand",
+    "expand_as",
+    "flatten",
+    "hsplit",
+    "imag",
+    "moveaxis",
+    "movedim",
+    "narrow",
+    "permute",
+    "real",
+    "reshape",
+    "select",
+    "split",
+    "squeeze",
+    "sum_to_size",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "tensor_split",
+    "transpose",
+    "unbind",
+    "unflatten",
+    "unsqueeze",
+    "view",
+    "view_as_complex",
+    "view_as_real",
+    "vsplit",
+]
 
 
 # ---- reshaping ---------------------------------------------------------------------------
@@ -592,7 +622,7 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
         sizes = [q + 1] * r + [q] * (n - r)
     else:
         idx = [0] + [min(max(int(i), 0), size) for i in indices_or_sections] + [size]
-        sizes = [max(b - a, 0) for a, b in zip(idx[:-1], idx[1:])]
+        sizes = [max(b - a, 0) for a, b in itertools.pairwise(idx)]
     return split(input, sizes, d)
 
 

@@ -48,11 +48,17 @@ def unpack_saved(node, graph: bool) -> list:
                 raise version_error(t, ver, t.grad_fn)
             out.append(t if graph else t._data)
         else:
-            data, vc, ver, k = e
+            data, vc, ver, k = e[:4]
             if vc.v != ver:
                 t = _make(data, vc, True, node, k)
                 raise version_error(t, ver, node)
-            out.append(_make(data, vc, True, node, k) if graph else data)
+            if graph:
+                t = _make(data, vc, True, node, k)
+                if len(e) == 5 and STATE.fw_level >= 0:
+                    t._fw = e[4]
+                out.append(t)
+            else:
+                out.append(data)
     return out
 
 
@@ -88,12 +94,14 @@ def _fix(g, e, graph: bool):
             g = g.sum_to_size(shape)
         if g._data.dtype != dt:
             from .._dtype import _FROM_NP
+            if g.is_complex() and dt.kind != "c":
+                g = g.real          # a real input's gradient is the real part, as in PyTorch
             g = g.to(_FROM_NP[dt])
         return g
     if g.shape != shape:
         g = _sum_to(g, shape)
     if g.dtype != dt:
-        g = g.astype(dt)
+        g = (g.real if g.dtype.kind == "c" and dt.kind != "c" else g).astype(dt)
     return g
 
 
@@ -290,7 +298,8 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     for nr, i in tg:
                         if not accumulate:
                             captured[i] = grads[nr]
-                        elif not is_leaf and grads[nr] is not None:
+                        elif not is_leaf and grads[nr] is not None \
+                                and not inputs[i][2].retains_grad:  # its hook accumulates
                             accumulate_into(inputs[i][2], grads[nr], graph)
                 if not (node in needed or (is_leaf and accumulate and tg is not None)):
                     _propagate(node, (None,) * len(node._next), graph, deps, buffers, heap)

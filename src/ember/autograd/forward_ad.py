@@ -58,7 +58,6 @@ def _remember(t) -> None:
 
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of ``tensor`` carrying ``tangent`` as its forward gradient."""
-    from .._tensor import _view_of
     if STATE.fw_level < 0:
         raise RuntimeError(
             "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
@@ -75,11 +74,9 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             f"original Tensor, this is not supported. Tensor is of size "
             f"{list(tensor._data.shape)} while the given forward gradient is of size "
             f"{list(tangent._data.shape)}.".replace("'", ""))
-    out = _view_of(tensor, tensor._data, differentiable=False)
-    out._rg, out._fn, out._onr, out._base = tensor._rg, tensor._fn, tensor._onr, tensor._base
-    if tensor._rg and tensor._fn is None:
-        from .._ops._registry import acc_node
-        out._acc = weakref.ref(acc_node(tensor))
+    # a differentiable view (ViewBackward0 when recorded), as in PyTorch
+    from .._ops.views import view
+    out = view(tensor, tensor._data.shape)
     out._fw = tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype)
     _remember(out)
     return out
@@ -117,8 +114,10 @@ def apply_jvp(op, inputs, params, outs) -> None:
     if op.linear:
         from .._ops._registry import apply
         from .._ops.creation import zeros_like
+        # a linear op is linear in all its operands jointly: constant operands (tensors
+        # without tangent, Python numbers) contribute a zero tangent
         args = tuple(tangents[i] if tangents[i] is not None else
-                     (zeros_like(p) if isinstance(p, Tensor) else p)
+                     (zeros_like(p) if isinstance(p, Tensor) else 0 * p)
                      for i, p in enumerate(primals))
         r = apply(op, args, params)
     elif op.elementwise:

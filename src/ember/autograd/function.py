@@ -269,6 +269,8 @@ def _apply(cls, args, kwargs):
         new_outs.append(o)
     ctx._out_meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else None
                           for o in new_outs)
+    if len(new_outs) != 1:
+        ctx.n_out = len(new_outs)   # one gradient slot per output (the engine sizes buffers so)
     if record:
         for k, o in enumerate(new_outs):
             if not isinstance(o, Tensor) or id(outs[k]) in non_diff:
