@@ -21,7 +21,7 @@ import time
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 if "--torch" in sys.argv:
     import torch

@@ -416,7 +416,7 @@ def test_comparison_operators():
               lambda x, y: 0 < x, lambda x, y: 1.0 == x, lambda x, y: x >= 0):
         check_op(f, f, a, b)
     ee, te = pair(a)
-    assert (ee == None) is (te == None)
+    assert (ee == None) is (te == None)  # noqa: E711
     assert (ee != "a") is (te != "a")
     raises_same(lambda: ee < "a", lambda: te < "a")
     (ce, ct), (de, dt) = pair(rand_c((3,))), pair(rand_c((3,)))

@@ -1,8 +1,7 @@
 import numpy as np
-import torch
-from helpers import check_op
 
 import ember
+from helpers import check_op
 
 
 def test_seed_requires_grad_example():

@@ -1,8 +1,18 @@
 """The operator namespace: every family module's public functions, re-exported."""
 from __future__ import annotations
 
-from . import (activation, copy, creation, indexing, joining, linalg, pointwise, pointwise_more,
-               reduction, views)
+from . import (
+    activation,
+    copy,
+    creation,
+    indexing,
+    joining,
+    linalg,
+    pointwise,
+    pointwise_more,
+    reduction,
+    views,
+)
 
 __all__: list = []
 for _m in (creation, views, copy, pointwise, pointwise_more, reduction, activation, joining,

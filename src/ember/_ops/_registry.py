@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, Version, _make, _refresh_view, _view_of
-from ..autograd.grad_mode import STATE
 from ..autograd import engine as _engine
+from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, Node
 
 _new = object.__new__

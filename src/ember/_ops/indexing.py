@@ -473,7 +473,8 @@ def _scatter_value_jvp(ns, tangents, primals, outs, dim, idx, value, reduce):
 
 
 SCATTER = Op("scatter", lambda x, src, dim, idx, reduce, src_shape:
-             _scatter_fwd(x, src, dim, idx, reduce), _scatter_vjp, linear=True, node="ScatterBackward0")
+             _scatter_fwd(x, src, dim, idx, reduce), _scatter_vjp, linear=True,
+             node="ScatterBackward0")
 SCATTER_REDUCE = Op("scatter_reduce", SCATTER.fwd, _scatter_vjp, linear=True,
                     node="NotImplemented")
 SCATTER_VALUE = Op("scatter_value", lambda x, dim, idx, value, reduce:
