@@ -7,10 +7,34 @@ import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "complex64", "complex128", "half", "float", "double", "short", "int",
-    "long", "cfloat", "cdouble", "promote_types", "get_default_dtype", "set_default_dtype",
-    "result_type", "can_cast", "finfo", "iinfo",
+    "bfloat16",
+    "bool",
+    "can_cast",
+    "cdouble",
+    "cfloat",
+    "complex64",
+    "complex128",
+    "double",
+    "dtype",
+    "finfo",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "get_default_dtype",
+    "half",
+    "iinfo",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "long",
+    "promote_types",
+    "result_type",
+    "set_default_dtype",
+    "short",
+    "uint8",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -19,8 +43,16 @@ _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 class dtype:
     """A tensor element type, mirroring ``torch.dtype`` (``ember.float32``, ...)."""
 
-    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
-                 "_cat", "_legacy")
+    __slots__ = (
+        "_cat",
+        "_legacy",
+        "is_complex",
+        "is_floating_point",
+        "is_signed",
+        "itemsize",
+        "name",
+        "np",
+    )
 
     def __init__(self, name: str, np_dtype, cat: int, signed: bool, legacy: str):
         self.name = name
@@ -46,7 +78,7 @@ class dtype:
                 bfloat16: complex64}.get(self, self)
 
 
-bool = dtype("bool", np.bool_, _BOOL, False, "BoolTensor")  # noqa: A001
+bool = dtype("bool", np.bool_, _BOOL, False, "BoolTensor")
 uint8 = dtype("uint8", np.uint8, _INT, False, "ByteTensor")
 int8 = dtype("int8", np.int8, _INT, True, "CharTensor")
 int16 = dtype("int16", np.int16, _INT, True, "ShortTensor")
@@ -58,8 +90,8 @@ float32 = dtype("float32", np.float32, _FLOAT, True, "FloatTensor")
 float64 = dtype("float64", np.float64, _FLOAT, True, "DoubleTensor")
 complex64 = dtype("complex64", np.complex64, _COMPLEX, True, "ComplexFloatTensor")
 complex128 = dtype("complex128", np.complex128, _COMPLEX, True, "ComplexDoubleTensor")
-half, float, double = float16, float32, float64  # noqa: A001
-short, int, long = int16, int32, int64  # noqa: A001
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
@@ -74,9 +106,9 @@ def from_numpy_dtype(npd) -> dtype:
         d = _FROM_NP.get(np.dtype(npd))
         if d is None:
             raise TypeError(
-                f"can't convert np.ndarray of type numpy.{np.dtype(npd).name}. The only supported "
-                "types are: float64, float32, float16, complex64, complex128, int64, int32, "
-                "int16, int8, uint8, and bool.")
+                f"can't convert np.ndarray of type numpy.{np.dtype(npd).type.__name__}. The only "
+                "supported types are: float64, float32, float16, complex64, complex128, int64, "
+                "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     return d
 
 
@@ -93,8 +125,7 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the floating default; only float32/float64 (and half types) as PyTorch allows."""
     if not isinstance(d, dtype) or not d.is_floating_point:
-        raise TypeError(
-            f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _Defaults.dtype = d
     _Defaults.complex = complex128 if d is float64 else complex64
 
@@ -198,7 +229,7 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 class finfo:
     """``torch.finfo`` for a floating dtype."""
 
-    def __init__(self, type: dtype | None = None):  # noqa: A002
+    def __init__(self, type: dtype | None = None):
         type = type or _Defaults.dtype
         fi = ml_dtypes.finfo(type.np) if type is bfloat16 else np.finfo(type.np)
         self.dtype = type.name
@@ -207,13 +238,13 @@ class finfo:
         self.max = builtins.float(fi.max)
         self.min = builtins.float(fi.min)
         self.tiny = self.smallest_normal = builtins.float(fi.tiny)
-        self.resolution = builtins.float(fi.resolution)
+        self.resolution = 10.0 ** -builtins.int(fi.precision)
 
 
 class iinfo:
     """``torch.iinfo`` for an integer dtype."""
 
-    def __init__(self, type: dtype):  # noqa: A002
+    def __init__(self, type: dtype):
         ii = np.iinfo(type.np)
         self.dtype = type.name
         self.bits = ii.bits

@@ -30,7 +30,7 @@ class Version:
 class _Extra:
     """A tensor's rarely used parts: hooks, retain_grad, inference and meta flags."""
 
-    __slots__ = ("hooks", "retains", "post_acc", "inference", "name")
+    __slots__ = ("hooks", "inference", "name", "post_acc", "retains")
 
     def __init__(self):
         self.hooks = None      # leaf hooks: {id: fn}
@@ -49,8 +49,20 @@ class Tensor:
     forward-mode tangent and ``_x`` the rarely used parts.
     """
 
-    __slots__ = ("_data", "_vc", "_rg", "_fn", "_onr", "_base", "_grad", "_acc", "_fw", "_x",
-                 "__weakref__")
+    __slots__ = (
+        "__weakref__",
+        "_acc",
+        "_av",
+        "_base",
+        "_data",
+        "_fn",
+        "_fw",
+        "_grad",
+        "_onr",
+        "_rg",
+        "_vc",
+        "_x",
+    )
     __array_priority__ = 1000
 
     def __init__(self, *args, **kwargs):
@@ -102,17 +114,17 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         s = tuple(x // self._data.itemsize for x in self._data.strides)
-        if self.is_meta:
+        if self.is_meta or self._data.size == 0:
             s = _contiguous_strides(self._data.shape)
         if dim is None:
             return s
         return s[_wrap_dim(dim, self._data.ndim)]
 
     def storage_offset(self) -> int:
-        root = self._data
-        while isinstance(root.base, np.ndarray):
-            root = root.base
-        if root is self._data or self.is_meta:
+        if self.is_meta:
+            return 0
+        root = _root(self._data)
+        if root is self._data:
             return 0
         return (_address(self._data) - _address(root)) // self._data.itemsize
 
@@ -175,6 +187,8 @@ class Tensor:
     # ---- autograd metadata -------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None:
+            return _refresh_view(self)
         return self._rg
 
     @requires_grad.setter
@@ -201,11 +215,13 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            _refresh_view(self)
         return self._fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._fn is None
+        return self.grad_fn is None
 
     @property
     def output_nr(self) -> int:
@@ -219,9 +235,10 @@ class Tensor:
                 ".grad attribute won't be populated during autograd.backward(). If you indeed want "
                 "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
                 "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
-                "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-                "information. (Triggered internally at "
-                "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)", UserWarning, stacklevel=2)
+                "access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for "
+                "more information. (Triggered internally at "
+                "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)",
+                UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
@@ -232,14 +249,25 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}")
             if value.dtype is not self.dtype:
+                from ._ops._dispatch import _type_name
                 raise RuntimeError(
                     "attempting to assign a gradient with dtype "
-                    f"'{_scalar_name(value.dtype)}' to a tensor with dtype "
-                    f"'{_scalar_name(self.dtype)}'. Please ensure that the gradient and the tensor "
-                    "have the same dtype")
+                    f"'{_scalar_name(value.dtype)}' to a tensor with grad_dtype "
+                    f"'{_type_name(self.dtype)}'. The gradient must match the tensor's grad_dtype "
+                    "(defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                    "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype "
+                    "with caution. Diverging the dtypes of a tensor and its gradient may break "
+                    "downstream systems that assume they match.")
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
-                    "assigned grad has data of a different size")
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                    f"tensor of size '{list(self._data.shape)}'. Please ensure that the gradient "
+                    "and the tensor are the same size")
+            if value.is_meta != self.is_meta:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device.type}' to "
+                    f"a tensor with device type '{self.device.type}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
         self._grad = value
 
     @grad.deleter
@@ -263,12 +291,15 @@ class Tensor:
         ref = weakref.ref(self)
 
         def retain(grad):
+            # as PyTorch: a contiguous copy first, then out-of-place sums
             t = ref()
             if t is None or not t.retains_grad:
-                return None
-            from .autograd.engine import accumulate_into
-            accumulate_into(t, grad, STATE.grad)
-            return None
+                return
+            from .autograd.graph import GRAD_LOCK
+            with GRAD_LOCK:
+                cur = t._grad
+                t._grad = grad.clone(memory_format="contiguous") if cur is None else cur + grad
+            return
         self._fn._hooks().retains[self._onr] = retain
 
     def register_hook(self, hook):
@@ -318,9 +349,10 @@ class Tensor:
     def detach_(self) -> Tensor:
         if self._base is not None and self._base._rg:
             raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead. If you are using DistributedData"
-                "Parallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients "
-                "are views of DDP buckets, and hence detach_() cannot be called on these gradients. "
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. "
                 "To fix this error, please refer to the Optimizer.zero_grad() function in "
                 "torch/optim/optimizer.py as the solution.")
         self._fn = None
@@ -348,24 +380,25 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead.")
         if self.is_meta:
-            raise RuntimeError("Can't call numpy() on Tensor with device type meta.")
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to "
+                            "copy the tensor to host memory first.")
         if self._data.dtype == D.bfloat16.np and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data if not force else self._data.copy()
 
     def item(self):
         """The single value as a Python number."""
-        if self.is_meta:
-            raise RuntimeError(
-                "Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        if self.is_meta:
+            raise RuntimeError(
+                "Tensor.item() cannot be called on meta tensors")
         return _py_scalar(self._data.reshape(()))
 
     def tolist(self):
         if self.is_meta:
-            raise RuntimeError("Tensor.tolist() is not supported for tensors on meta device")
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         d = self._data
         if d.dtype == D.bfloat16.np or d.dtype == np.float16:
             d = d.astype(np.float32)
@@ -396,7 +429,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous")
+                "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __len__(self) -> int:
@@ -486,10 +519,39 @@ def _view_of(src: Tensor, data, differentiable: bool = True) -> Tensor:
     t = _make(data, src._vc, False, None)
     if differentiable:
         t._base = src._base if src._base is not None else src
+        t._av = src._vc.v
     x = src._x
     if x is not None and x.inference:
         t._extra().inference = True
     return t
+
+
+def _refresh_view(t: Tensor) -> bool:
+    """PyTorch's view + in-place detection: once the buffer of a differentiable view was
+    modified in place after the view's grad_fn was set (through its base or another view), the
+    view's grad_fn becomes an AsStridedBackward0 over its base's current history. Returns the
+    view's requires_grad."""
+    v = t._vc.v
+    try:
+        av = t._av
+    except AttributeError:
+        return t._rg
+    if av == v:
+        return t._rg
+    base = t._base
+    if not base._rg:
+        return t._rg
+    from ._ops.views import as_strided_node
+    old, old_nr = t._fn, t._onr
+    t._fn = as_strided_node(t, base)
+    t._onr = 0
+    t._rg = True
+    t._av = v
+    if old is not None and old._h is not None and t.retains_grad:
+        hook = old._h.retains.pop(old_nr, None)
+        if hook is not None:
+            t._fn._hooks().retains[0] = hook
+    return True
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -498,6 +560,18 @@ def _wrap_dim(dim: int, ndim: int) -> int:
         raise IndexError(
             f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory (through as_strided's wrapper objects too)."""
+    while True:
+        b = a.base
+        if isinstance(b, np.ndarray):
+            a = b
+        elif b is not None and isinstance(getattr(b, "base", None), np.ndarray):
+            a = b.base
+        else:
+            return a
 
 
 def _address(a: np.ndarray) -> int:

@@ -79,6 +79,10 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
             raise NotImplementedError(
                 "Cannot copy out of meta tensor; no data! (meta tensors have no values to move)")
     if dtype is not None and dtype is not self.dtype:
+        if self._rg and not (dtype.is_floating_point or dtype.is_complex):
+            from ..autograd.grad_mode import no_grad
+            with no_grad():  # integer and bool results are not differentiable
+                return apply(TO_COPY, (self,), (dtype.np,))
         out = apply(TO_COPY, (self,), (dtype.np,))
     elif copy and out is self:
         out = apply(TO_COPY, (self,), (self._data.dtype,))
@@ -130,6 +134,7 @@ def _copy_vjp(ns, g, need):
 
 
 COPY = Op("copy_", _copy_fwd, _copy_vjp, linear=True, node="CopyBackwards")
+COPY.node.name = lambda self: "ember::autograd::CopyBackwards"
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:

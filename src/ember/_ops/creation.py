@@ -14,11 +14,41 @@ from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
 from ._registry import method
 
-__all__ = ["tensor", "as_tensor", "asarray", "from_numpy", "zeros", "ones", "full", "empty",
-           "zeros_like", "ones_like", "full_like", "empty_like", "arange", "range", "linspace",
-           "logspace", "eye", "rand", "randn", "randint", "rand_like", "randn_like",
-           "randint_like", "manual_seed", "seed", "initial_seed", "Generator", "scalar_tensor",
-           "normal", "randperm", "empty_strided", "get_rng_state", "set_rng_state"]
+__all__ = [
+    "Generator",
+    "arange",
+    "as_tensor",
+    "asarray",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_rng_state",
+    "initial_seed",
+    "linspace",
+    "logspace",
+    "manual_seed",
+    "normal",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "range",
+    "scalar_tensor",
+    "seed",
+    "set_rng_state",
+    "tensor",
+    "zeros",
+    "zeros_like",
+]
 
 
 def _new_tensor(data: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
@@ -93,9 +123,41 @@ def _to_array(data, dt: D.dtype) -> np.ndarray:
         data = [_to_array(x, dt) for x in data]
     if isinstance(data, np.ndarray) and data.dtype == D.bfloat16.np:
         return data.astype(dt.np)
-    if dt is D.bfloat16:
-        return np.array(data, dtype=np.float32).astype(dt.np)
-    return np.array(data, dtype=dt.np)
+    try:
+        if dt is D.bfloat16:
+            return np.array(data, dtype=np.float32).astype(dt.np)
+        return np.array(data, dtype=dt.np)
+    except ValueError:
+        if isinstance(data, (list, tuple)):
+            _check_nested(data, dt)
+        raise
+
+
+def _check_nested(data, dt: D.dtype) -> None:
+    """PyTorch's errors for ragged nested sequences: the shape is read off the first elements."""
+    shape = []
+    x = data
+    while isinstance(x, (list, tuple)):
+        shape.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    stack = [(data, 0)]
+    while stack:
+        x, dim = stack.pop()
+        if dim == len(shape):
+            if isinstance(x, (list, tuple)):
+                if dt.is_floating_point or dt.is_complex:
+                    raise TypeError(f"must be real number, not {type(x).__name__}")
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an "
+                                "integer")
+            continue
+        if not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != shape[dim]:
+            raise ValueError(
+                f"expected sequence of length {shape[dim]} at dim {dim} (got {len(x)})")
+        stack.extend((y, dim + 1) for y in reversed(x))
 
 
 def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bool = False,
@@ -236,14 +298,14 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
             else D.get_default_dtype()
     s, e, st = vals
     if (e - s) * st < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(int(np.ceil((e - s) / st)), 0)
     a = (s + st * np.arange(n, dtype=np.float64)) if dtype.is_floating_point \
         else np.arange(s, e, st)
     return _new_tensor(np.asarray(a).astype(dtype.np), device, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None,  # noqa: A001
+def range(start=0, end=None, step=1, *, dtype=None, device=None,
           requires_grad=False) -> Tensor:
     """The deprecated inclusive ``torch.range``."""
     if end is None:

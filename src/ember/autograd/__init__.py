@@ -1,12 +1,10 @@
 """``ember.autograd``: reverse-mode differentiation (backward, grad) and the grad modes."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from .._tensor import Tensor, Version, _make
-from . import forward_ad, graph
+from . import forward_ad, functional, graph, profiler  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward
 from .function import Function, once_differentiable
@@ -18,10 +16,29 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "forward_ad",
-           "graph", "detect_anomaly", "set_detect_anomaly", "Function", "once_differentiable"]
+__all__ = [
+    "Function",
+    "GradcheckError",
+    "Variable",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "forward_ad",
+    "functional",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "graph",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "once_differentiable",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+]
 
 
 def _tensors(x, what: str) -> tuple:
@@ -61,7 +78,7 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, is_grad: bool) -> lis
         elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._data.shape)!r} and "
-                f"output[{i}] has a shape of {Size(out._data.shape)!r}.".replace("ember.", "torch."))
+                f"output[{i}] has a shape of {Size(out._data.shape)!r}.")
         elif g.is_complex() != out.is_complex():
             raise RuntimeError(
                 "For complex Tensors, both grad_output and output are required to have the same "
@@ -69,6 +86,17 @@ def _root_grads(outputs, grad_outputs, create_graph: bool, is_grad: bool) -> lis
                 f"[{i}] has a dtype of {out.dtype}.")
         grads.append(g if create_graph else g._data)
     return grads
+
+
+def _grad_list(outputs, grad_tensors) -> list:
+    if grad_tensors is None:
+        return [None] * len(outputs)
+    return list(_tensors(grad_tensors, "grad_tensors"))
+
+
+def _check_count(outputs, grads) -> None:
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
 
 
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
@@ -81,16 +109,13 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if inputs is not None:
         inputs = _tensors(inputs, "inputs")
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    gts = _tensors(grad_tensors, "grad_tensors") if grad_tensors is not None else ()
-    gts = list(gts) + [None] * (len(outputs) - len(gts))
-    if len(gts) != len(outputs):
-        raise RuntimeError(
-            f"got {len(gts)} gradients but {len(outputs)} outputs")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    gts = _grad_list(outputs, grad_tensors)
+    grads = _root_grads(outputs, gts, create_graph, False)
+    _check_count(outputs, gts)
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    grads = _root_grads(outputs, gts, create_graph, False)
     in_edges = None
     if inputs is not None:
         in_edges = []
@@ -117,18 +142,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     outs = _tensors(outputs, "outputs")
     ins = _tensors(inputs, "inputs")
     if len(ins) == 0:
-        raise RuntimeError("grad requires non-empty inputs.")
-    gos = _tensors(grad_outputs, "grad_outputs") if grad_outputs is not None else ()
-    gos = list(gos) + [None] * (len(outs) - len(gos))
-    if len(gos) != len(outs):
-        raise RuntimeError(
-            f"grad_outputs has {len(gos)} elements but outputs has {len(outs)}")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    gos = _grad_list(outs, grad_outputs)
+    grads = _root_grads(outs, gos, create_graph, True)
+    _check_count(outs, gos)
     if retain_graph is None:
         retain_graph = create_graph
-    for t in outs:
+    for i, t in enumerate(outs):
         if not t._rg:
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn")
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
     in_edges = []
     for t in ins:
         if not isinstance(t, Tensor):
@@ -138,7 +161,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         in_edges.append(_root_edge(t, 0) + (t,))
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
-    grads = _root_grads(outs, gos, create_graph, True)
     res = run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=False)
     out = []
     for i, (g, t) in enumerate(zip(res, ins)):

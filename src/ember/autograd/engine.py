@@ -216,22 +216,23 @@ def _graph_nodes(roots, want_parents: bool):
     (when asked) each node's parents, for finding what leads to the requested inputs."""
     deps = {}
     parents = {} if want_parents else None
-    seen = set()
-    stack = [r for r in roots if r is not None]
-    for r in stack:
-        seen.add(r)
+    stack = list(dict.fromkeys(r for r in roots if r is not None))
+    roots = set(stack)
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
+        n = pop()
         for e in n._next:
             m = e[0]
             if m is None:
                 continue
-            deps[m] = deps.get(m, 0) + 1
+            if m in deps:
+                deps[m] += 1
+            else:
+                deps[m] = 1
+                if m not in roots:
+                    push(m)
             if want_parents:
                 parents.setdefault(m, []).append(n)
-            if m not in seen:
-                seen.add(m)
-                stack.append(m)
     return deps, parents
 
 

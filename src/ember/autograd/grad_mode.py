@@ -9,11 +9,17 @@ from __future__ import annotations
 import functools
 import inspect
 
-__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
 
 
-from .._state import STATE  # noqa: E402
+from .._state import STATE
 
 
 def is_grad_enabled() -> bool:
@@ -46,7 +52,7 @@ class _DecoratorContextManager:
                             with self.clone():
                                 gen.close()
                             raise
-                        except BaseException as e:
+                        except BaseException as e:  # noqa: BLE001  (re-thrown into the generator)
                             with self.clone():
                                 response = gen.throw(e)
                         else:

@@ -158,7 +158,7 @@ class AccumulateGrad(Node):
 
 
 def _short_name(node) -> str:
-    return re.sub(r"Backward\d*$", "", type(node).__name__)
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 def version_error(t, saved_version: int, node) -> RuntimeError:

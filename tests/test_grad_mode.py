@@ -1,0 +1,337 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode, compared with PyTorch."""
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from helpers import raises_same
+
+
+def _np(x):
+    x = x.detach()
+    if isinstance(x, torch.Tensor):
+        x = x.resolve_conj()
+    if str(x.dtype).endswith("bfloat16"):
+        x = x.float()
+    return x.numpy()
+
+
+def norm(x):
+    """The observable parts of a result, in a form equal between ember and torch."""
+    if isinstance(x, (torch.Tensor, ember.Tensor)):
+        if x.is_meta:
+            vals = None
+        else:
+            a = _np(x)
+            vals = np.round(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
+                            5).tolist() if a.dtype.kind in "fc" else a.tolist()
+        return ("T", tuple(x.shape), str(x.dtype).split(".")[-1], vals, x.requires_grad)
+    if isinstance(x, (torch.dtype, ember.dtype)):
+        return ("dtype", str(x).split(".")[-1])
+    if isinstance(x, (torch.device, ember.device)):
+        return ("device", str(x))
+    if isinstance(x, (list, tuple)):
+        return [norm(i) for i in x]
+    if isinstance(x, str):
+        return x.replace("torch.", "ember.")
+    if isinstance(x, dict):
+        return {k: norm(v) for k, v in x.items()}
+    if hasattr(x, "next_functions"):
+        return ("fn", x.name().replace("torch::", "ember::"))
+    return x
+
+
+def both(f):
+    """Run ``f(ember)`` and ``f(torch)``; their observable results must be equal."""
+    re, rt = f(ember), f(torch)
+    assert norm(re) == norm(rt), f"\nember: {norm(re)}\ntorch: {norm(rt)}"
+    return re, rt
+
+
+@pytest.fixture(autouse=True)
+def _grad_mode_restored():
+    yield
+    ember.set_grad_enabled(True)
+    torch.set_grad_enabled(True)
+    assert not ember.is_inference_mode_enabled()
+
+
+def _modes(M):
+    return (M.is_grad_enabled(), M.is_inference_mode_enabled())
+
+
+def test_defaults_and_namespaces():
+    def f(M):
+        return [_modes(M), M.autograd.no_grad is M.no_grad,
+                M.autograd.enable_grad is M.enable_grad,
+                M.autograd.set_grad_enabled is M.set_grad_enabled,
+                M.autograd.inference_mode is M.inference_mode,
+                M.autograd.grad_mode.no_grad is M.no_grad]
+    both(f)
+
+
+@pytest.mark.parametrize("kind", ["no_grad", "enable_grad"])
+def test_context_decorator_bare_decorator(kind):
+    def f(M):
+        cm = getattr(M, kind)
+        x = M.ones(2, requires_grad=True)
+        out = []
+        for outer in (True, False):
+            M.set_grad_enabled(outer)
+            with cm():
+                out.append(((x * 2).requires_grad, _modes(M)))
+            out.append(_modes(M))
+
+            @cm()
+            def g(t):
+                return (t * 2).requires_grad, _modes(M)
+
+            @cm
+            def h(t):
+                return (t * 2).requires_grad, _modes(M)
+            out += [g(x), h(x), g.__name__, h.__name__, _modes(M)]
+        M.set_grad_enabled(True)
+        return out
+    both(f)
+
+
+def test_decorated_generator_keeps_mode_per_step():
+    def f(M):
+        x = M.ones(1, requires_grad=True)
+
+        @M.no_grad()
+        def gen():
+            for _ in range(3):
+                yield (x * 2).requires_grad, M.is_grad_enabled()
+        out = []
+        for item in gen():
+            out.append(item)
+            out.append(M.is_grad_enabled())   # restored between steps
+        return out
+    e, _ = both(f)
+    assert e == [(False, False), True] * 3
+
+
+def test_set_grad_enabled_forms():
+    def f(M):
+        x = M.ones(2, requires_grad=True)
+        out = []
+        with M.no_grad():
+            with M.set_grad_enabled(True):
+                out.append((x * 2).requires_grad)
+            out.append(M.is_grad_enabled())
+        with M.set_grad_enabled(False):
+            out.append((x * 2).requires_grad)
+        out.append(M.is_grad_enabled())
+
+        @M.set_grad_enabled(False)
+        def g():
+            return M.is_grad_enabled()
+        out += [M.is_grad_enabled(), g(), M.is_grad_enabled()]
+        r = M.set_grad_enabled(False)
+        out += [M.is_grad_enabled(), repr(r).replace("torch.", "ember.")]
+        M.set_grad_enabled(True)
+        out.append(M.is_grad_enabled())
+        return out
+    both(f)
+
+
+def test_exceptions_restore_mode():
+    def f(M):
+        out = []
+        for cm in (M.no_grad(), M.set_grad_enabled(False), M.inference_mode()):
+            try:
+                with cm:
+                    raise ValueError
+            except ValueError:
+                pass
+            out.append(_modes(M))
+        return out
+    both(f)
+
+
+def test_no_grad_records_nothing_and_saves_nothing():
+    def f(M):
+        packed = []
+
+        def pack(t):
+            packed.append(tuple(t.shape))
+            return t
+        x = M.ones(3, requires_grad=True)
+        with M.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            with M.no_grad():
+                y = (x * x).exp()
+            n_nograd = len(packed)
+            z = (x * x).exp()
+        return [y.requires_grad, y.grad_fn, y.is_leaf, n_nograd, len(packed) > 0, z.grad_fn]
+    e, _ = both(f)
+    assert e[3] == 0
+
+
+@pytest.mark.parametrize("M", [ember, torch], ids=["ember", "torch"])
+def test_no_grad_result_keeps_no_input_alive(M):
+    x = M.ones(3, requires_grad=True)
+    with M.no_grad():
+        y = x.exp()
+    r = weakref.ref(x)
+    del x
+    gc.collect()
+    assert r() is None and y.grad_fn is None
+    x = M.ones(3, requires_grad=True)
+    y = x.exp()
+    r = weakref.ref(x)
+    del x
+    gc.collect()
+    assert r() is not None     # the graph (AccumulateGrad) holds the leaf
+
+
+def test_inplace_under_no_grad_on_leaf_allowed():
+    def f(M):
+        w = M.ones(3, requires_grad=True)
+        with M.no_grad():
+            w.mul_(2)
+            w -= 1
+        (w * w).sum().backward()
+        return [w, w.grad, w.is_leaf, w.grad_fn, w._version]
+    both(f)
+
+
+# ---- inference mode --------------------------------------------------------------------------
+
+def test_inference_tensors():
+    def f(M):
+        x = M.ones(2, requires_grad=True)
+        normal = M.ones(2)
+        with M.inference_mode():
+            t = M.ones(2)
+            v = t.view(2, 1)
+            y = x * 2
+            m = normal * 2
+            out = [_modes(M), t.is_inference(), v.is_inference(), y.is_inference(),
+                   y.requires_grad, y.grad_fn, m.is_inference(), normal.is_inference()]
+            t.add_(1)
+            normal.add_(1)
+            out += [t, normal._version]
+        out += [_modes(M), t.is_inference(), t.requires_grad, (t * 2).is_inference(),
+                t.clone().is_inference(), t.exp().requires_grad]
+        return out
+    both(f)
+
+
+def test_inference_tensor_errors():
+    def mk(M):
+        with M.inference_mode():
+            return M.ones(2)
+    cases = [
+        lambda M, t: M.ones(2, requires_grad=True) * t,        # saved for backward
+        lambda M, t: (M.ones(2, requires_grad=True) * 2).mul(t),
+        lambda M, t: t.add_(1),                                # in-place outside
+        lambda M, t: t.zero_(),
+        lambda M, t: t.view(2, 1).mul_(2),
+        lambda M, t: t.requires_grad_(),
+        lambda M, t: t._version,
+    ]
+    for c in cases:
+        raises_same(lambda c=c: c(ember, mk(ember)), lambda c=c: c(torch, mk(torch)))
+
+
+def test_inference_mode_false_and_nesting():
+    def f(M):
+        x = M.ones(1, requires_grad=True)
+        out = []
+        with M.inference_mode(False):
+            out += [_modes(M), M.zeros(1).is_inference()]
+        with M.inference_mode():
+            with M.inference_mode(False):
+                y = x * 2
+                out += [_modes(M), y.requires_grad, M.zeros(1).is_inference()]
+            out.append(_modes(M))
+        with M.no_grad():
+            with M.inference_mode():
+                out.append(_modes(M))
+            out.append(_modes(M))
+
+        @M.inference_mode()
+        def g():
+            return _modes(M), M.zeros(1).is_inference()
+
+        @M.inference_mode
+        def h():
+            return _modes(M)
+        out += [g(), h(), _modes(M)]
+        return out
+    both(f)
+
+
+def test_inference_tensor_ok_in_untracked_use():
+    def f(M):
+        with M.inference_mode():
+            t = M.ones(2) * 3
+        with M.no_grad():
+            u = t + 1
+        c = t.clone()
+        c.requires_grad_()
+        (c * c).sum().backward()
+        return [u, u.is_inference(), c.grad, c.is_inference()]
+    both(f)
+
+
+# ---- threads -------------------------------------------------------------------------------
+
+def test_modes_are_thread_local():
+    def f(M):
+        seen = {}
+
+        def worker(tag):
+            seen[tag] = _modes(M)
+            with M.no_grad():
+                seen[tag + "_inner"] = _modes(M)
+        with M.no_grad():
+            th = threading.Thread(target=worker, args=("no_grad",))
+            th.start()
+            th.join()
+        with M.inference_mode():
+            th = threading.Thread(target=worker, args=("inference",))
+            th.start()
+            th.join()
+        M.set_grad_enabled(False)
+        th = threading.Thread(target=worker, args=("set_false",))
+        th.start()
+        th.join()
+        main = _modes(M)
+        M.set_grad_enabled(True)
+        return [seen, main]
+    e, _ = both(f)
+    assert e[0]["no_grad"] == (True, False)
+
+
+def test_thread_mode_change_does_not_leak():
+    def f(M):
+        evt = threading.Event()
+        done = threading.Event()
+
+        def worker():
+            M.set_grad_enabled(False)
+            evt.set()
+            done.wait(5)
+        th = threading.Thread(target=worker)
+        th.start()
+        evt.wait(5)
+        here = M.is_grad_enabled()
+        done.set()
+        th.join()
+        return here
+    e, _ = both(f)
+    assert e is True
+
+
+def test_numpy_arrays_unaffected():
+    # plain data paths keep working inside every mode
+    for cm in (ember.no_grad(), ember.inference_mode(), ember.enable_grad()):
+        with cm:
+            a = ember.from_numpy(np.arange(3.0))
+            assert (a * 2).tolist() == [0.0, 2.0, 4.0]
