@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _dtype
+from . import _alloc, _dtype
 from ._device import device
 from ._dtype import (
     bfloat16,
@@ -57,6 +57,7 @@ from .autograd.grad_mode import (
 globals().update(_LEGACY)
 # PyTorch computes inf/nan silently; NumPy would warn on every such op.
 _np.seterr(all="ignore")
+_alloc.tune_malloc()
 strided = "strided"
 contiguous_format = preserve_format = channels_last = "memory_format"
 

@@ -169,6 +169,16 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     others = tuple(to_operand(o) for o in others)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
+        if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
+            # nothing to record: let the ufunc write straight into self's buffer (NumPy checks
+            # the shapes before writing; on a mismatch the general path raises PyTorch's error)
+            try:
+                op.ufunc(da, db, out=da)
+            except ValueError:
+                pass
+            else:
+                self._vc.v += 1
+                return self
         out = op.fwd(da, db, *params)
     else:
         d = self._data
@@ -183,6 +193,23 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     record = STATE.grad and any(isinstance(t, Tensor) and t._rg for t in inputs) or (
         STATE.grad and self._base is not None and self._base._rg)
     return commit(op, self, inputs, params, out, record)
+
+
+def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:
+    """Whether ``self op= other`` may run as one ufunc call writing into ``self``: no graph to
+    record, no tangent, no saved-tensor bookkeeping, and ``self``'s own buffer and dtype."""
+    if params and params != (1,):
+        return False
+    st = STATE
+    if st.grad and (self._rg or isinstance(other, Tensor) and other._rg or (
+            self._base is not None and self._base._rg)):
+        return False
+    if self._fw is not None or isinstance(other, Tensor) and other._fw is not None:
+        return False
+    d = self._data
+    return (da is d and rt == d.dtype and type(d) is np.ndarray and d.flags.writeable
+            and st.mutation_ctx is None and not (self._x is not None and self._x.inference
+                                                  and not st.inference))
 
 
 def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:

@@ -282,8 +282,17 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     st.callbacks.append(callbacks)
     heappop, heappush = heapq.heappop, heapq.heappush
     try:
-        while heap:
-            node = heappop(heap)[2]
+        pending = None   # a ready node kept out of the heap: chains never touch the heap
+        while heap or pending is not None:
+            if pending is not None:
+                if heap and heap[0][0] < -pending._seq:
+                    heappush(heap, (-pending._seq, id(pending), pending))
+                    node = heappop(heap)[2]
+                else:
+                    node = pending
+                pending = None
+            else:
+                node = heappop(heap)[2]
             grads = buffers.pop(node, None)
             if grads is None:
                 grads = [None] * node.n_out
@@ -338,8 +347,11 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             vals.append(e.unpack(node, False))
                         else:
                             vals.append(e)
-                    if len(nxt) == 1:
+                    n_in = len(nxt)
+                    if n_in == 1:
                         need = _NEED1
+                    elif n_in == 2:
+                        need = (nxt[0][0] is not None, nxt[1][0] is not None)
                     else:
                         need = tuple([e[0] is not None for e in nxt])
                     out = op.vjp(NS[0], g, need, *vals, *node._params)
@@ -354,7 +366,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     if g is not None:
                         if type(g) is not np.ndarray:
                             g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
-                        if g.shape != e[2] or g.dtype != e[3]:
+                        if g.shape != e[2] or (g.dtype is not e[3] and g.dtype != e[3]):
                             g = _fix(g, e, False)
                         buf = buffers.get(m)
                         if buf is None:
@@ -364,7 +376,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     d = deps[m] - 1
                     deps[m] = d
                     if d == 0:
-                        heappush(heap, (-m._seq, id(m), m))
+                        if pending is None:
+                            pending = m
+                        else:
+                            heappush(heap, (-m._seq, id(m), m))
                 continue
             if all(g is None for g in grads):
                 out = (None,) * len(node._next)
