@@ -17,6 +17,11 @@ class _State(threading.local):
         self.saved_hooks_disabled = None  # error message while disabled
         self.callbacks = []       # one list of final callbacks per running backward pass
         self.mutation_ctx = None  # the active allow_mutation_on_saved_tensors context
+        self.slow_record = False  # anomaly mode or saved-tensor hooks: recording does more
+
+    def refresh(self) -> None:
+        """Recompute ``slow_record`` after anomaly mode or the hooks stack changed."""
+        self.slow_record = bool(self.anomaly or self.saved_hooks)
 
 
 STATE = _State()

@@ -102,23 +102,15 @@ def _save(t):
                 "`ember.no_grad()` instead of `ember.inference_mode()`.")
 
 
-def make_node(op: Op, inputs, params, outs) -> Node:
-    """Create the backward node for one recorded call of ``op``."""
+def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
+    """Create the backward node for one recorded call of ``op`` (``edges``: the inputs' edges
+    when the caller already built them)."""
     node = _new(op.node)
     node._seq = next_seq()
     node._h = None
-    nexts = []
-    for t in inputs:
-        if isinstance(t, Tensor) and (t._rg if t._base is None else _refresh_view(t)):
-            fn = t._fn
-            d = t._data
-            if fn is None:
-                nexts.append((acc_node(t), 0, d.shape, d.dtype))
-            else:
-                nexts.append((fn, t._onr, d.shape, d.dtype))
-        else:
-            nexts.append(NO_EDGE)
-    node._next = tuple(nexts)
+    if edges is None:
+        edges = [_edge_rec(t) for t in inputs]
+    node._next = tuple(edges)
     node._params = params
     saved = []
     for i in op.saves:
@@ -136,10 +128,20 @@ def make_node(op: Op, inputs, params, outs) -> Node:
             saved.append((o._data, vc, vc.v, k))
     node._saved = saved
     st = STATE
-    if st.saved_hooks or st.anomaly:
+    if st.slow_record:
         from ..autograd.saved import on_record
         on_record(node, st)
     return node
+
+
+def _edge_rec(t) -> tuple:
+    if isinstance(t, Tensor) and (t._rg if t._base is None else _refresh_view(t)):
+        fn = t._fn
+        d = t._data
+        if fn is None:
+            return (acc_node(t), 0, d.shape, d.dtype)
+        return (fn, t._onr, d.shape, d.dtype)
+    return NO_EDGE
 
 
 from ..autograd.graph import _seq as _seq_counter  # noqa: E402
@@ -157,29 +159,48 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
 def wrap_outputs(op: Op, inputs, params, out):
     """Wrap forward results into tensors, recording a node when grad mode and inputs call for
     it, and computing forward-mode tangents when an input carries one."""
-    rec = tangent = False
+    st = STATE
+    grad_on = st.grad
+    edges = None
+    tangent = False
+    i = 0
     for t in inputs:
         if isinstance(t, Tensor):
-            if t._rg or t._base is not None and _refresh_view(t):
-                rec = True
             if t._fw is not None:
                 tangent = True
+            if grad_on and (t._rg or t._base is not None and _refresh_view(t)):
+                if edges is None:
+                    edges = [NO_EDGE] * len(inputs)
+                fn = t._fn
+                d = t._data
+                edges[i] = ((acc_node(t), 0, d.shape, d.dtype) if fn is None
+                            else (fn, t._onr, d.shape, d.dtype))
+        i += 1
+    rec = edges is not None
     if op.n_out == 1:
         if op.is_view:
             r = _view_of(inputs[0], out)
         else:
-            r = _make(out if isinstance(out, np.ndarray) else np.asarray(out), Version(), False,
-                      None)
+            r = _new(Tensor)
+            r._data = out if isinstance(out, np.ndarray) else np.asarray(out)
+            r._vc = Version()
+            r._rg = False
+            r._fn = None
+            r._onr = 0
+            r._base = None
+            r._grad = None
+            r._acc = None
+            r._fw = None
+            r._x = None
         res = (r,)
     elif op.is_view:
         res = [_view_of(inputs[0], o) for o in out]
     else:
         res = [_make(o if isinstance(o, np.ndarray) else np.asarray(o), Version(), False, None)
                for o in out]
-    st = STATE
-    if st.grad:
+    if grad_on:
         if rec:
-            node = make_node(op, inputs, params, res)
+            node = make_node(op, inputs, params, res, edges)
             for k in op.diff_out:
                 r = res[k]
                 r._rg = True

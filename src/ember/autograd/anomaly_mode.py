@@ -33,9 +33,11 @@ class detect_anomaly:
     def __enter__(self) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_nan)
         STATE.anomaly, STATE.anomaly_nan = True, self.check_nan
+        STATE.refresh()
 
     def __exit__(self, *exc) -> None:
         STATE.anomaly, STATE.anomaly_nan = self.prev
+        STATE.refresh()
 
     def __call__(self, fn):
         import functools
@@ -53,12 +55,14 @@ class set_detect_anomaly:
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_nan)
         STATE.anomaly, STATE.anomaly_nan = bool(mode), bool(check_nan)
+        STATE.refresh()
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
         STATE.anomaly, STATE.anomaly_nan = self.prev
+        STATE.refresh()
 
 
 def record_trace(node) -> None:

@@ -124,10 +124,12 @@ class saved_tensors_hooks:
         if STATE.saved_hooks_disabled is not None:
             raise RuntimeError(STATE.saved_hooks_disabled)
         STATE.saved_hooks.append((self.pack_hook, self.unpack_hook))
+        STATE.refresh()
         return self
 
     def __exit__(self, *exc):
         STATE.saved_hooks.pop()
+        STATE.refresh()
 
 
 class save_on_cpu(saved_tensors_hooks):
