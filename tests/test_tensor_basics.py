@@ -4,49 +4,7 @@ import pytest
 import torch
 
 import ember
-from helpers import raises_same
-
-
-def _np(x):
-    x = x.detach()
-    if isinstance(x, torch.Tensor):
-        x = x.resolve_conj()
-    if str(x.dtype).endswith("bfloat16"):
-        x = x.float()
-    return x.numpy()
-
-
-def norm(x):
-    """The observable parts of a result, in a form equal between ember and torch."""
-    if isinstance(x, (torch.Tensor, ember.Tensor)):
-        if x.is_meta:
-            vals = None
-        else:
-            a = _np(x)
-            vals = np.round(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
-                            5).tolist() if a.dtype.kind in "fc" else a.tolist()
-        return ("T", tuple(x.shape), str(x.dtype).split(".")[-1], vals, x.requires_grad)
-    if isinstance(x, (torch.dtype, ember.dtype)):
-        return ("dtype", str(x).split(".")[-1])
-    if isinstance(x, (torch.device, ember.device)):
-        return ("device", str(x))
-    if isinstance(x, (list, tuple)):
-        return [norm(i) for i in x]
-    if isinstance(x, str):
-        return x.replace("torch.", "ember.")
-    if isinstance(x, dict):
-        return {k: norm(v) for k, v in x.items()}
-    if hasattr(x, "next_functions"):
-        return ("fn", x.name().replace("torch::", "ember::"))
-    return x
-
-
-def both(f):
-    """Run ``f(ember)`` and ``f(torch)``; their observable results must be equal."""
-    re, rt = f(ember), f(torch)
-    assert norm(re) == norm(rt), f"\nember: {norm(re)}\ntorch: {norm(rt)}"
-    return re, rt
-
+from helpers import both, raises_same
 
 # ---- creation ----------------------------------------------------------------------------
 
