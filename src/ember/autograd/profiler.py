@@ -712,17 +712,12 @@ class record_function(contextlib.ContextDecorator):
         return fut
 
 
-class emit_itt:
-    """Context manager that would make every autograd operation emit an ITT range for Intel
-    VTune (``torch.autograd.profiler.emit_itt``).
+class _Annotator:
+    """A range annotator for an external tool: ember has no binding for one, so entering and
+    leaving only check reentrancy and nothing is annotated. The arguments are kept for
+    compatibility."""
 
-    ember has no ITT binding: no ITT library is detected, so entering and leaving only check
-    reentrancy and nothing is annotated. The arguments are kept for compatibility.
-
-    Args:
-        enabled (bool): ``False`` makes this context manager a no-op.
-        record_shapes (bool): would append input shapes to each range.
-    """
+    _what = ""
 
     def __init__(self, enabled=True, record_shapes=False):
         self.enabled = enabled
@@ -733,48 +728,31 @@ class emit_itt:
         if not self.enabled:
             return None
         if self.entered:
-            raise RuntimeError("ITT annotation context manager is not reentrant")
+            raise RuntimeError(f"{self._what} annotation context manager is not reentrant")
         self.entered = True
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        if not self.enabled:
-            return False
-        self.entered = False
+        if self.enabled:
+            self.entered = False
         return False
 
 
-class emit_nvtx:
-    """Context manager that would make every autograd operation emit an NVTX range for nvprof /
-    Nsight (``torch.autograd.profiler.emit_nvtx``).
+class emit_itt(_Annotator):
+    """Would make every autograd operation emit an ITT range for Intel VTune
+    (``torch.autograd.profiler.emit_itt``); ember detects no ITT library, so it annotates
+    nothing. ``enabled=False`` makes it a no-op; ``record_shapes`` would add input shapes."""
 
-    ember runs on NumPy and has no CUDA or NVTX binding: no NVTX library is detected, so
-    entering and leaving only check reentrancy and nothing is annotated. Traces written by
-    nvprof from other programs can still be read with :func:`load_nvprof`.
+    _what = "ITT"
 
-    Args:
-        enabled (bool): ``False`` makes this context manager a no-op.
-        record_shapes (bool): would append input shapes to each range.
-    """
 
-    def __init__(self, enabled=True, record_shapes=False):
-        self.enabled = enabled
-        self.entered = False
-        self.record_shapes = record_shapes
+class emit_nvtx(_Annotator):
+    """Would make every autograd operation emit an NVTX range for nvprof / Nsight
+    (``torch.autograd.profiler.emit_nvtx``); ember runs on NumPy with no CUDA or NVTX binding,
+    so it annotates nothing. Traces nvprof wrote for other programs can still be read with
+    :func:`load_nvprof`."""
 
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        if self.entered:
-            raise RuntimeError("NVTX annotation context manager is not reentrant")
-        self.entered = True
-        return self
-
-    def __exit__(self, exc_type, exc_val, exc_tb):
-        if not self.enabled:
-            return False
-        self.entered = False
-        return False
+    _what = "NVTX"
 
 
 def load_nvprof(path):
