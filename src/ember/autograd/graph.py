@@ -134,6 +134,12 @@ class Node:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
+    def __dir__(self):
+        from .saved import _saved_names
+        names = _saved_names(self) if self.op is not None else []
+        return sorted(set(object.__dir__(self)) | {f"_saved_{n}" for n in names}
+                      | {f"_raw_saved_{n}" for n in names})
+
     def __getattr__(self, name: str):
         if name.startswith("_saved_") or name.startswith("_raw_saved_"):
             from .saved import saved_attribute
