@@ -45,6 +45,11 @@ from ._ops import __all__ as _ops_all
 from ._ops.creation import LEGACY as _LEGACY
 from . import autograd
 from .autograd import Variable  # noqa: F401
+from .autograd.anomaly_mode import (  # noqa: F401
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,

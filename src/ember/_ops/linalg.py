@@ -122,14 +122,14 @@ def _matmul_jvp(ns, tangents, primals, outs, *params):
     return r
 
 
-def _mk(name, node=None):
-    return Op(name, _np_matmul, _matmul_vjp, _matmul_jvp, saves=(0, 1), node=node)
+def _mk(name, node=None, names=None):
+    return Op(name, _np_matmul, _matmul_vjp, _matmul_jvp, saves=(0, 1), node=node, names=names)
 
 
-DOT = _mk("dot")
-MV = _mk("mv")
-MM = _mk("mm")
-BMM = _mk("bmm")
+DOT = _mk("dot", names=("self", "tensor"))
+MV = _mk("mv", names=("self", "vec"))
+MM = _mk("mm", names=("self", "mat2"))
+BMM = _mk("bmm", names=("self", "mat2"))
 MM_SQUEEZE = _mk("matmul_squeeze", "SqueezeBackward4")
 MM_VIEW = _mk("matmul_view", "UnsafeViewBackward0")
 MM_T = _mk("matmul_t", "TransposeBackward0")
@@ -438,13 +438,14 @@ def _add_prod_jvp(ns, tangents, primals, outs, beta, alpha):
     return r
 
 
-def _mk_add(name):
-    return Op(name, _add_prod_fwd, _add_prod_vjp, _add_prod_jvp, saves=(1, 2))
+def _mk_add(name, names):
+    return Op(name, _add_prod_fwd, _add_prod_vjp, _add_prod_jvp, saves=(1, 2),
+              names=names + ("beta", "alpha"))
 
 
-ADDMM = _mk_add("addmm")
-ADDMV = _mk_add("addmv")
-BADDBMM = _mk_add("baddbmm")
+ADDMM = _mk_add("addmm", ("mat1", "mat2"))
+ADDMV = _mk_add("addmv", ("mat", "vec"))
+BADDBMM = _mk_add("baddbmm", ("batch1", "batch2"))
 
 
 def _expand_check(x: Tensor, shape) -> None:

@@ -109,7 +109,7 @@ def _add_vjp(ns, g, need, alpha):
             (g if alpha == 1 else g * ns.conj(alpha)) if need[1] else None)
 
 
-ADD = Op("add", _add_fwd, _add_vjp, elementwise=True, ufunc=np.add)
+ADD = Op("add", _add_fwd, _add_vjp, elementwise=True, ufunc=np.add, names=("alpha",))
 
 
 def _sub_fwd(a, b, alpha):
@@ -121,7 +121,7 @@ def _sub_vjp(ns, g, need, alpha):
             (-g if alpha == 1 else g * -ns.conj(alpha)) if need[1] else None)
 
 
-SUB = Op("sub", _sub_fwd, _sub_vjp, elementwise=True, ufunc=np.subtract)
+SUB = Op("sub", _sub_fwd, _sub_vjp, elementwise=True, ufunc=np.subtract, names=("alpha",))
 
 
 def _rsub_fwd(a, b, alpha):
@@ -478,9 +478,12 @@ def _pow_vjp(ns, g, need, a, b):
 
 
 ns_fn("imag_of", lambda x: np.imag(x), lambda x: x.imag)
-POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0")
-POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward1")
-POW_ST = Op("pow_st", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward2")
+POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0",
+         names=("self", "exponent"))
+POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward1",
+            names=("self", "exponent"))
+POW_ST = Op("pow_st", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward2",
+            names=("self", "exponent"))
 
 
 def _check_int_neg_pow(base, exponent) -> None:

@@ -193,8 +193,9 @@ def _sum_vjp(ns, g, need, dims, keepdim, npd, in_shape):
     return (expand_reduced(ns, g, in_shape, dims, keepdim),)
 
 
-SUM = Op("sum", _sum_fwd, _sum_vjp, linear=True)
-SUM_DIM = Op("sum_dim", _sum_fwd, _sum_vjp, linear=True, node="SumBackward1")
+SUM = Op("sum", _sum_fwd, _sum_vjp, linear=True, names=(None, None, None, "self_sym_sizes"))
+SUM_DIM = Op("sum_dim", _sum_fwd, _sum_vjp, linear=True, node="SumBackward1",
+             names=("dim", "keepdim", None, "self_sym_sizes"))
 
 
 def _acc_dtype(x: Tensor, dtype) -> np.dtype:
@@ -221,8 +222,9 @@ def _mean_vjp(ns, g, need, dims, keepdim, npd, in_shape):
     return (expand_reduced(ns, g / n, in_shape, dims, keepdim),)
 
 
-MEAN = Op("mean", _mean_fwd, _mean_vjp, linear=True)
-MEAN_DIM = Op("mean_dim", _mean_fwd, _mean_vjp, linear=True, node="MeanBackward1")
+MEAN = Op("mean", _mean_fwd, _mean_vjp, linear=True, names=(None, None, None, "self_sym_sizes"))
+MEAN_DIM = Op("mean_dim", _mean_fwd, _mean_vjp, linear=True, node="MeanBackward1",
+              names=("dim", "keepdim", None, "self_sym_sizes"))
 
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:

@@ -1,6 +1,7 @@
 """Anomaly detection: forward tracebacks on nodes, and NaN checks on backward outputs."""
 from __future__ import annotations
 
+import os
 import traceback
 import warnings
 
@@ -9,7 +10,10 @@ import numpy as np
 from .grad_mode import STATE
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
-           "is_anomaly_check_nan_enabled"]
+           "is_anomaly_check_nan_enabled", "set_anomaly_enabled"]
+
+# As in PyTorch, anomaly mode is one process-wide flag (not per thread): STATE keeps it on its
+# class, shared by every thread.
 
 
 def is_anomaly_enabled() -> bool:
@@ -18,6 +22,11 @@ def is_anomaly_enabled() -> bool:
 
 def is_anomaly_check_nan_enabled() -> bool:
     return STATE.anomaly_nan
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """``torch.set_anomaly_enabled``."""
+    STATE.set_anomaly(enabled, check_nan)
 
 
 class detect_anomaly:
@@ -32,12 +41,10 @@ class detect_anomaly:
 
     def __enter__(self) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_nan)
-        STATE.anomaly, STATE.anomaly_nan = True, self.check_nan
-        STATE.refresh()
+        STATE.set_anomaly(True, self.check_nan)
 
     def __exit__(self, *exc) -> None:
-        STATE.anomaly, STATE.anomaly_nan = self.prev
-        STATE.refresh()
+        STATE.set_anomaly(*self.prev)
 
     def __call__(self, fn):
         import functools
@@ -54,20 +61,25 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         self.prev = (STATE.anomaly, STATE.anomaly_nan)
-        STATE.anomaly, STATE.anomaly_nan = bool(mode), bool(check_nan)
-        STATE.refresh()
+        STATE.set_anomaly(mode, check_nan)
 
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc) -> None:
-        STATE.anomaly, STATE.anomaly_nan = self.prev
-        STATE.refresh()
+        STATE.set_anomaly(*self.prev)
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def record_trace(node) -> None:
-    """Remember where in the forward pass ``node`` was created."""
-    node._hooks().trace = "".join(traceback.format_stack()[:-3])
+    """Remember where in the forward pass ``node`` was created (up to the caller's frame: the
+    frames inside ember itself are left out)."""
+    frames = traceback.extract_stack()
+    while frames and os.path.abspath(frames[-1].filename).startswith(_PKG):
+        frames.pop()
+    node._hooks().trace = "".join(traceback.format_list(frames))
 
 
 def run_checked(node, grads, graph: bool):

@@ -27,11 +27,11 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or None) for backward; they are version-checked when unpacked."""
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
                     "save_for_backward can only save variables, but argument "
-                    f"{tensors.index(t)} is of type {type(t).__name__}")
+                    f"{i} is of type {type(t).__name__}")
         self._to_save = tensors
 
     def save_for_forward(self, *tensors) -> None:
@@ -74,9 +74,13 @@ class BackwardCFunction(FunctionCtx, Node):
         self._dirty = ()
         self._non_diff = ()
         self._fw_saved = ()
+        self._in_jvp = False
         self.materialize_grads = True
         self.needs_input_grad = ()
         self._out_meta = ()
+        if STATE.anomaly:
+            from .anomaly_mode import record_trace
+            record_trace(self)
 
     def name(self) -> str:
         return type(self).__name__
@@ -85,8 +89,8 @@ class BackwardCFunction(FunctionCtx, Node):
         if self._saved is None:
             from .graph import FREED
             raise RuntimeError(FREED)
-        if STATE.fw_level >= 0 and self._fw_saved and self._to_save is None:
-            return tuple(self._fw_saved)
+        if self._in_jvp:
+            return tuple(self._fw_saved)   # in jvp: what save_for_forward kept, or nothing
         out = []
         for e in self._saved:
             if e is None:
@@ -144,8 +148,7 @@ class BackwardCFunction(FunctionCtx, Node):
                         "Variable")
                 continue
             if r is not None and not isinstance(r, Tensor):
-                raise TypeError(f"expected Tensor or None as the gradient, got "
-                                f"{type(r).__name__}")
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
             e = self._next[len(out)]
             if r is not None and e[2] is not None and tuple(r._data.shape) != tuple(e[2]):
                 import numpy as np
@@ -315,8 +318,12 @@ def _save(ctx, new_outs, raw_outs) -> None:
 def _forward_ad(cls, ctx, args, outs) -> None:
     from .forward_ad import _remember
     tangents = [a._fw if isinstance(a, Tensor) else None for a in args]
-    with no_grad():
-        res = cls.jvp(ctx, *tangents)
+    ctx._in_jvp = True
+    try:
+        with no_grad():
+            res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
     if not isinstance(res, tuple):
         res = (res,)
     for o, t in zip(outs, res):

@@ -1,8 +1,8 @@
 """Grad modes (no_grad, enable_grad, set_grad_enabled, inference_mode), kept per thread.
 
 All autograd modes live in one thread-local object, ``STATE``: a new thread starts with grad
-enabled, no inference mode, no dual level, anomaly mode off and no saved-tensor hooks, whatever
-the thread that started it had set (as in PyTorch).
+enabled, no inference mode, no dual level and no saved-tensor hooks, whatever the thread that
+started it had set (as in PyTorch). Anomaly mode alone is process-wide, as PyTorch's is.
 """
 from __future__ import annotations
 

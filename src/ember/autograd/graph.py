@@ -18,6 +18,7 @@ __all__ = ["Node", "increment_version", "saved_tensors_hooks", "save_on_cpu",
            "allow_mutation_on_saved_tensors"]
 
 _seq = itertools.count()
+_ACC_SEQ = 2 ** 62
 GRAD_LOCK = threading.Lock()
 
 FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
@@ -140,6 +141,10 @@ class Node:
         return sorted(set(object.__dir__(self)) | {f"_saved_{n}" for n in names}
                       | {f"_raw_saved_{n}" for n in names})
 
+    def __dir__(self):
+        from .saved import saved_names
+        return sorted(set(object.__dir__(self)) | set(saved_names(self)))
+
     def __getattr__(self, name: str):
         if name.startswith("_saved_") or name.startswith("_raw_saved_"):
             from .saved import saved_attribute
@@ -154,6 +159,9 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         Node.__init__(self)
+        # the highest priority in the ready queue, as in PyTorch: gradients reach .grad (and
+        # the leaf's hooks) as soon as they are complete
+        self._seq = _ACC_SEQ
         self.variable = variable
         self._next = ()
         self._saved = ()

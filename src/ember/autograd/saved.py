@@ -63,16 +63,28 @@ def _saved_names(node) -> list:
 
 def saved_attribute(node, name: str):
     """``node._saved_<name>`` (the value) and ``node._raw_saved_<name>`` (a SavedTensor with
-    ``register_hooks``) for a built-in node, as PyTorch exposes them."""
+    ``register_hooks``) for a built-in node, as PyTorch exposes them. ``<x>_sym_sizes``,
+    ``<x>_sym_strides`` and ``<x>_sym_numel`` of a saved tensor ``x`` are derived from it."""
     raw = name.startswith("_raw_saved_")
     key = name[len("_raw_saved_"):] if raw else name[len("_saved_"):]
     names = _saved_names(node)
     if key not in names:
+        if not raw:
+            for suffix in ("_sym_sizes", "_sym_strides", "_sym_numel"):
+                base = key[:-len(suffix)]
+                if key.endswith(suffix) and base in names and not base.endswith("_sym"):
+                    return _derived(node, base, suffix, names)
+            if key.endswith("_sym_numel") and key[:-5] + "sizes" in names:
+                n = 1
+                for s in saved_attribute(node, "_saved_" + key[:-5] + "sizes"):
+                    n *= s
+                return n
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     i = names.index(key)
     n_saved = len(node.op.saves) + (len(node.op.diff_out) if node.op.save_out else 0)
     if i >= n_saved:
-        return node._params[i - n_saved]
+        v = node._params[i - n_saved]
+        return tuple(int(s) for s in v) if key.endswith("_sym_sizes") else v
     if node._saved is None:
         from .graph import FREED
         raise RuntimeError(FREED)
@@ -80,7 +92,37 @@ def saved_attribute(node, name: str):
         return SavedTensor(node, i)
     from .engine import unpack_saved
     v = unpack_saved(node, True)[i]
+    if isinstance(v, (int, float, complex)) and not isinstance(v, bool) \
+            and not type(node).__name__.startswith("Pow"):
+        from .. import _dtype as D
+        from .._ops.creation import tensor
+        # PyTorch saves a Python number operand as a wrapped 0-d tensor
+        v = tensor(v, dtype=D.complex128 if isinstance(v, complex) else
+                   D.float64 if isinstance(v, float) else None)
     return v
+
+
+def _derived(node, base: str, suffix: str, names):
+    from .._tensor import Tensor
+    t = saved_attribute(node, "_saved_" + base)
+    if not isinstance(t, Tensor):
+        raise AttributeError(f"'{type(node).__name__}' object has no attribute "
+                             f"'_saved_{base}{suffix}'")
+    if suffix == "_sym_sizes":
+        return tuple(t.shape)
+    if suffix == "_sym_strides":
+        return t.stride()
+    return t.numel()
+
+
+def saved_names(node) -> list:
+    """The ``_saved_*`` and ``_raw_saved_*`` attributes a node offers (for ``dir``)."""
+    names = [n for n in _saved_names(node) if isinstance(n, str)]
+    op = node.op
+    n_saved = 0 if op is None else len(op.saves) + (len(op.diff_out) if op.save_out else 0)
+    out = ["_saved_" + n for n in names]
+    out += ["_raw_saved_" + n for n in names[:n_saved]]
+    return out
 
 
 class SavedTensor:
