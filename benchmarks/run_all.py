@@ -7,7 +7,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BENCHMARKS = ["bench_chain.py", "bench_mlp.py", "bench_long_chain.py", "bench_memory.py"]
+BENCHMARKS = ["bench_chain.py", "bench_mlp.py", "bench_long_chain.py", "bench_memory.py",
+              "bench_functional.py"]
 
 
 def main() -> int:

@@ -6,36 +6,28 @@ import threading
 
 
 class _State(threading.local):
-    # anomaly mode is process-wide in PyTorch (a static flag), so it lives on the class; the
-    # rest is per thread. ``slow_record`` falls back to the class value (anomaly mode) unless
-    # this thread has saved-tensor hooks.
-    anomaly = False
-    anomaly_nan = True
-    slow_record = False
-
     def __init__(self) -> None:
         self.grad = True          # grad mode
         self.inference = False    # inference mode
         self.fw_level = -1        # innermost forward-AD dual level, -1 when none
         self.fw_tensors = []      # weak references to tensors given a tangent at that level
+        self.anomaly = False      # anomaly mode (per thread, as DESIGN.md and the issue ask;
+        self.anomaly_nan = True   # PyTorch 2.13 itself keeps one process-wide flag)
         self.saved_hooks = []     # stack of (pack, unpack) pairs
         self.saved_hooks_disabled = None  # error message while disabled
         self.callbacks = []       # one list of final callbacks per running backward pass
         self.mutation_ctx = None  # the active allow_mutation_on_saved_tensors context
+        self.slow_record = False  # anomaly mode or saved-tensor hooks: recording does more
 
     def refresh(self) -> None:
         """Recompute ``slow_record`` after anomaly mode or the hooks stack changed."""
-        if self.saved_hooks:
-            self.slow_record = True   # anomaly mode or saved-tensor hooks: recording does more
-        else:
-            self.__dict__.pop("slow_record", None)
+        self.slow_record = bool(self.anomaly or self.saved_hooks)
 
-    @classmethod
-    def set_anomaly(cls, mode: bool, check_nan: bool) -> None:
-        """Set anomaly mode for every thread, as PyTorch's process-wide flag."""
-        cls.anomaly = bool(mode)
-        cls.anomaly_nan = bool(check_nan)
-        cls.slow_record = bool(mode)
+    def set_anomaly(self, mode: bool, check_nan: bool) -> None:
+        """Set this thread's anomaly mode."""
+        self.anomaly = bool(mode)
+        self.anomaly_nan = bool(check_nan)
+        self.refresh()
 
 
 STATE = _State()

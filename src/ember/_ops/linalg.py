@@ -655,7 +655,7 @@ def _einsum_vjp(ns, g, need, *args):
             res.append(None)
             continue
         eq, extra = _einsum_grad_eq(i, subs, out, sizes, spare)
-        dt = g.dtype if isinstance(g, np.ndarray) else g._data.dtype
+        dt = g._data.dtype if isinstance(g, Tensor) else g.dtype
         consts = [ns.const(np.eye(k, dtype=dt) if kind == "eye" else np.ones(k, dtype=dt))
                   for kind, k in extra]
         others = [ns.conj(_expand_labels(ns, x, s, sizes))

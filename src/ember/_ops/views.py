@@ -207,8 +207,9 @@ TRANSPOSE = Op("transpose", _transpose_fwd,
 T_OP = Op("t", lambda x: x.T, lambda ns, g, need: (g.T if g.ndim == 2 else g,), linear=True,
           is_view=True)
 PERMUTE = Op("permute", lambda x, dims: np.transpose(x, dims),
-             lambda ns, g, need, dims: (g.permute(tuple(np.argsort(dims))),), linear=True,
+             lambda ns, g, need, dims: (ns.permute(g, tuple(np.argsort(dims))),), linear=True,
              is_view=True)
+ns_fn("permute", lambda g, dims: np.transpose(g, dims), lambda g, dims: g.permute(dims))
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:

@@ -129,10 +129,11 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False, only_inputs: bool = True, allow_unused: bool | None = None,
          is_grads_batched: bool = False, materialize_grads: bool = False) -> tuple:
-    """The gradients of ``outputs`` with respect to ``inputs`` (``torch.autograd.grad``)."""
-    if is_grads_batched:
-        raise NotImplementedError(
-            "is_grads_batched=True needs vmap, which ember does not have yet")
+    """The gradients of ``outputs`` with respect to ``inputs`` (``torch.autograd.grad``).
+
+    With ``is_grads_batched=True`` the first dim of every ``grad_outputs`` entry is a batch of
+    cotangents, and each result gets the same leading batch dim: one backward pass carries the
+    whole batch through the VJPs (see ``ember._batched``)."""
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
@@ -144,7 +145,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if len(ins) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     gos = _grad_list(outs, grad_outputs)
-    grads = _root_grads(outs, gos, create_graph, True)
+    if is_grads_batched:
+        grads, n_batch = _batched_root_grads(outs, gos)
+    else:
+        grads = _root_grads(outs, gos, create_graph, True)
     _check_count(outs, gos)
     if retain_graph is None:
         retain_graph = create_graph
@@ -161,7 +165,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         in_edges.append(_root_edge(t, 0) + (t,))
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
-    res = run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=False)
+    if is_grads_batched:
+        res = _batched_grad(roots, grads, n_batch, ins, in_edges, retain_graph, create_graph)
+    else:
+        res = run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=False)
     out = []
     for i, (g, t) in enumerate(zip(res, ins)):
         if g is None:
@@ -179,6 +186,78 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         else:
             out.append(_make(g, Version(), False, None))
     return tuple(out)
+
+
+def _batched_root_grads(outputs, grad_outputs) -> tuple:
+    """The checks of ``grad(is_grads_batched=True)``, PyTorch's messages; (grads, batch size)."""
+    from .._size import Size
+    n_batch = None
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            _root_grads((out,), (None,), False, True)   # PyTorch's implicit-grad errors first
+            raise ValueError(
+                "vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for some input, but that "
+                "input is a Tensor of dimensionality 0 so expected in_dim to satisfy 0 <= in_dim "
+                "< 0.")
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                "gradients can be either Tensors or None, but got " + type(g).__name__)
+        if g._data.shape[1:] != out._data.shape:
+            # (PyTorch prints the shape of grad_output[i][0] without its first dim)
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                "expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {Size(g._data.shape[2:])!r} and "
+                f"output[{i}] has a shape of {Size(out._data.shape)!r}. If you only want some "
+                "tensors in `grad_output` to be considered batched, consider using vmap.")
+        if g.is_complex() != out.is_complex():
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output"
+                f"[{i}] has a dtype of {out.dtype}.")
+    sizes = [g._data.shape[0] for g in grad_outputs]
+    if len(set(sizes)) > 1:
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
+    n_batch = sizes[0] if sizes else 0
+    return list(grad_outputs), n_batch
+
+
+def _batched_grad(roots, gos, n_batch, ins, in_edges, retain_graph, create_graph) -> list:
+    """One batched backward pass; results with the batch dim first (None where unused)."""
+    from .._batched import BatchedArray, to_result
+    if create_graph:
+        # differentiable results need the Tensor path, which has no batched form: one backward
+        # per batch element (the graph kept between them), stacked by a differentiable stack
+        from .._ops.joining import stack
+        per = []
+        for b in range(n_batch):
+            keep = True if b < n_batch - 1 else retain_graph
+            per.append(run_backward(roots, [g[b] for g in gos], keep, True, in_edges,
+                                    accumulate=False))
+        res = []
+        for i in range(len(ins)):
+            col = [r[i] for r in per]
+            if n_batch == 0 or all(c is None for c in col):
+                res.append(None if n_batch else _empty_batch(ins[i]))
+                continue
+            col = [c if c is not None else _as_t(np.zeros_like(ins[i]._data)) for c in col]
+            res.append(stack([_as_t(c) for c in col]))
+        return res
+    grads = [BatchedArray(g._data) for g in gos]
+    res = run_backward(roots, grads, retain_graph, False, in_edges, accumulate=False,
+                       batched=True)
+    return [None if g is None else to_result(g, n_batch, t._data.shape, t._data.dtype)
+            for g, t in zip(res, ins)]
+
+
+def _as_t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else _make(np.asarray(x), Version(), False, None)
+
+
+def _empty_batch(t: Tensor) -> Tensor:
+    return _make(np.zeros((0,) + t._data.shape, t._data.dtype), Version(), False, None)
 
 
 def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make
 from .grad_mode import STATE
 from .graph import FREED, GRAD_LOCK, AccumulateGrad, version_error
@@ -250,14 +251,23 @@ def _leads_to(targets, parents) -> set:
 
 
 def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None,
-                 accumulate: bool = True):
+                 accumulate: bool = True, batched: bool = False):
     """Propagate ``grads`` from ``roots``, a list of (node, output_nr) pairs.
 
     With ``inputs``, a list of (node, output_nr, tensor), only the parts of the graph leading to
     them run; gradients arriving there are accumulated into the tensors' ``.grad``
     (``backward(inputs=...)``) or, with ``accumulate=False``, returned (``autograd.grad``).
+    With ``batched`` (no create_graph), ``grads`` are ``_batched.BatchedArray``s: a batch of
+    cotangents that the bare-array pass carries through every VJP at once.
     """
     graph = create_graph
+    # -- batched cotangents: the same loop with other helpers, chosen once per call
+    if batched:
+        from .._batched import engine_variants
+        ns0, call, t_hooks, l_hooks, p_hooks = engine_variants()
+    else:
+        ns0, call, t_hooks, l_hooks, p_hooks = (NS[0], call_node, _run_tensor_hooks,
+                                                _run_leaf_hooks, _run_post_hooks)
     deps, parents = _graph_nodes([r[0] for r in roots], inputs is not None)
     targets = needed = captured = None
     if inputs is not None:
@@ -275,10 +285,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     heap = [(-n._seq, id(n), n) for n in buffers if deps.get(n, 0) == 0]
     heapq.heapify(heap)
     st = STATE
-    anomaly = st.anomaly
+    anomaly = st.anomaly and not batched   # (a batched pass skips the anomaly checks)
     prev_grad = st.grad
     st.grad = create_graph
-    callbacks = []
+    callbacks = _Pass(deps, roots, needed, targets)
     st.callbacks.append(callbacks)
     heappop, heappush = heapq.heappop, heapq.heappush
     try:
@@ -298,9 +308,9 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 grads = [None] * node.n_out
             else:
                 if node._h is not None:
-                    grads = _run_tensor_hooks(node, grads, graph)
+                    grads = t_hooks(node, grads, graph)
                 if type(node) is AccumulateGrad and grads[0] is not None:
-                    _run_leaf_hooks(node, grads, graph)
+                    l_hooks(node, grads, graph)
             is_leaf = type(node) is AccumulateGrad
             if targets is not None:
                 tg = targets.get(node)
@@ -354,7 +364,14 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         need = (nxt[0][0] is not None, nxt[1][0] is not None)
                     else:
                         need = tuple([e[0] is not None for e in nxt])
-                    out = op.vjp(NS[0], g, need, *vals, *node._params)
+                    try:
+                        out = op.vjp(ns0, g, need, *vals, *node._params)
+                    except Exception:
+                        if not batched:
+                            raise
+                        # batched: a formula that reads plain values runs once per example
+                        from .._batched import vjp_per_example
+                        out = vjp_per_example(op, g, need, vals, node._params)
                     if not keep_graph:
                         node._saved = None
                 if len(out) != len(nxt):
@@ -364,7 +381,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     if m is None:
                         continue
                     if g is not None:
-                        if type(g) is not np.ndarray:
+                        if type(g) is not np.ndarray and type(g) is not _BA:
                             g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
                         if g.shape != e[2] or (g.dtype is not e[3] and g.dtype != e[3]):
                             g = _fix(g, e, False)
@@ -388,9 +405,9 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     from .anomaly_mode import run_checked
                     out = run_checked(node, grads, graph)
                 else:
-                    out = call_node(node, grads, graph)
+                    out = call(node, grads, graph)
                 if node._h is not None and node._h.post:
-                    out = _run_post_hooks(node, out, grads, graph)
+                    out = p_hooks(node, out, grads, graph)
                 if not keep_graph:
                     node._saved = None
             _propagate(node, out, graph, deps, buffers, heap)
@@ -402,6 +419,29 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     return captured
 
 
+class _Pass(list):
+    """One backward pass's final callbacks, plus what it will execute (for multi-grad hooks)."""
+
+    _ids = __import__("itertools").count()
+
+    def __init__(self, deps, roots, needed, targets):
+        super().__init__()
+        self.deps, self.roots, self.needed, self.targets = deps, roots, needed, targets
+        self.id = next(_Pass._ids)   # unique, unlike id() of a freed list
+
+
+def will_execute(node) -> bool:
+    """Whether the backward pass running on this thread will run ``node``
+    (``torch._C._will_engine_execute_node``)."""
+    if not STATE.callbacks:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass")
+    p = STATE.callbacks[-1]
+    if node not in p.deps and all(r[0] is not node for r in p.roots):
+        return False
+    return p.needed is None or node in p.needed or node in p.targets
+
+
 def queue_callback(fn) -> None:
     """Run ``fn()`` when the current backward pass finishes (PyTorch's final callbacks)."""
     if not STATE.callbacks:
@@ -411,7 +451,7 @@ def queue_callback(fn) -> None:
 
 def current_backward_id():
     """An identity for the backward pass running on this thread (None outside one)."""
-    return id(STATE.callbacks[-1]) if STATE.callbacks else None
+    return STATE.callbacks[-1].id if STATE.callbacks else None
 
 
 def _count_error(node, out):
@@ -435,7 +475,7 @@ def _propagate(node, out, graph, deps, buffers, heap):
                 if g._data.shape != e[2] or g._data.dtype != e[3]:
                     g = _fix(g, e, graph)
             else:
-                if not isinstance(g, np.ndarray):
+                if not isinstance(g, np.ndarray) and type(g) is not _BA:
                     g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
                 if g.shape != e[2] or g.dtype != e[3]:
                     g = _fix(g, e, graph)

@@ -194,7 +194,7 @@ class Function(metaclass=_FunctionMeta):
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated. Please use "
             "new-style autograd function with static forward method. (Example: "
-            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+            "https://pytorch.org/docs/stable/autograd.html#ember.autograd.Function)")
 
     @staticmethod
     def forward(*args, **kwargs):
@@ -302,10 +302,10 @@ def _save(ctx, new_outs, raw_outs) -> None:
             continue
         k = out_ids.get(id(t))
         if st.saved_hooks:
-            from .saved import _Packed
+            from .saved import pack_with
             pack, unpack = st.saved_hooks[-1]
-            saved.append(_Packed(pack(t if k is None else _make(t._data, t._vc, False, None)),
-                                 unpack, k is not None, k or 0))
+            saved.append(pack_with(pack, unpack, t if k is None else new_outs[k], k is not None,
+                                   k or 0))
         elif k is not None:
             o = new_outs[k]
             saved.append((o._data, o._vc, o._vc.v, k))
@@ -320,8 +320,7 @@ def _forward_ad(cls, ctx, args, outs) -> None:
     tangents = [a._fw if isinstance(a, Tensor) else None for a in args]
     ctx._in_jvp = True
     try:
-        with no_grad():
-            res = cls.jvp(ctx, *tangents)
+        res = cls.jvp(ctx, *tangents)   # in grad mode, as PyTorch: forward-over-reverse works
     finally:
         ctx._in_jvp = False
     if not isinstance(res, tuple):

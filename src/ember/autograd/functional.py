@@ -4,10 +4,15 @@ Mirrors ``torch.autograd.functional``: the same argument checks, error messages,
 errors and output structures (a Tensor, a tuple, or a tuple of tuples depending on whether the
 inputs and the outputs of the user function were given as tuples).
 
-``vectorize=True`` needs batched VJPs/JVPs (vmap), which ember does not have yet; it raises
-``NotImplementedError``. In exchange, ``jacobian(strategy="forward-mode")`` (and
-``hessian(outer_jacobian_strategy="forward-mode")``) also work without ``vectorize``: the
-Jacobian is built one forward-mode JVP (one standard basis vector) at a time.
+``jacobian(vectorize=True)`` (reverse mode) is PyTorch's vectorized path: ONE backward pass over
+the stacked standard basis of the outputs, ``autograd.grad(is_grads_batched=True)``, which runs
+every VJP once on the whole batch of cotangents (``ember._batched``); ``hessian(vectorize=True)``
+is that over the gradient's graph. With ``create_graph=True`` the batched grad falls back to one
+backward per basis vector (the Tensor path has no batched form), stacked differentiably.
+``jacobian(strategy="forward-mode")`` (and ``hessian(outer_jacobian_strategy="forward-mode")``)
+build the Jacobian one forward-mode JVP (one standard basis vector) at a time, with or without
+``vectorize`` (batched forward-mode tangents are not built yet), so unlike PyTorch they also
+work with ``vectorize=False``.
 """
 from __future__ import annotations
 
@@ -16,10 +21,6 @@ from . import forward_ad as fwAD
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
-
-_NO_VMAP = ("needs batched gradients (vmap), which ember does not have yet; use "
-            "vectorize=False")
-
 
 # ---------------------------------------------------------------------------------------------
 # helpers: tuple handling, input preparation, strict-mode checks
@@ -114,7 +115,7 @@ def _check_requires_grad(tensors, kind: str, strict: bool) -> None:
 
 
 def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool = False,
-          retain_graph: bool | None = None) -> tuple:
+          retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
     """``autograd.grad`` over the outputs that require grad; None for unreachable inputs."""
     from . import grad
     if grad_outputs is None:
@@ -123,7 +124,8 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool =
     if not pairs:
         return (None,) * len(inputs)
     return grad(tuple(p[0] for p in pairs), inputs, tuple(p[1] for p in pairs),
-                allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
+                allow_unused=True, create_graph=create_graph, retain_graph=retain_graph,
+                is_grads_batched=is_grads_batched)
 
 
 _STRICT_NONE = {
@@ -227,9 +229,7 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
             "are not supported together (yet). Please either set `strict=False` or "
             "`strategy=\"reverse-mode\"`.")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    if vectorize:
-        raise NotImplementedError(
-            "ember.autograd.functional.jacobian: vectorize=True " + _NO_VMAP + ".")
+    # vectorize=True: no batched tangents yet, so the same one-JVP-per-basis-vector loop
     out_tuple = None
     primals = None
     columns = [[] for _ in inputs]      # columns[j][k] = tuple of output tangents
@@ -301,8 +301,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
                     "ember.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
                     "are not supported together. Please either set `strict=False` or "
                     "`vectorize=False`.")
-            raise NotImplementedError(
-                "ember.autograd.functional.jacobian: vectorize=True " + _NO_VMAP + ".")
+            return _jacrev_vectorized(inputs, outputs, in_tuple, out_tuple, create_graph)
         jac = []
         for i, out in enumerate(outputs):
             rows = [[] for _ in inputs]
@@ -328,6 +327,40 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False,
                 for r, inp in zip(rows, inputs)))
         jac = _finish(tuple(jac), create_graph)
         return _unpack(jac, in_tuple, out_tuple)
+
+
+def _jacrev_vectorized(inputs, outputs, in_tuple, out_tuple, create_graph: bool):
+    """PyTorch's vectorized reverse-mode Jacobian: the standard basis of all the (flattened)
+    outputs as one batch of ``grad_outputs``, one ``grad(is_grads_batched=True)`` call."""
+    import numpy as np
+
+    from .._ops.creation import zeros_like
+    from .._tensor import Version, _make
+    numels = [o.nelement() for o in outputs]
+    total = sum(numels)
+    basis, off = [], 0
+    for o, n in zip(outputs, numels):
+        b = np.zeros((total, n), o._data.dtype)
+        b[off:off + n] = np.eye(n, dtype=o._data.dtype)
+        off += n
+        basis.append(_make(b, Version(), False, None))
+    flat = tuple(o.reshape(-1) for o in outputs)
+    with enable_grad():
+        vj = list(_grad(flat, inputs, tuple(basis), create_graph=create_graph,
+                        is_grads_batched=True))
+    per_input = []
+    for g, inp in zip(vj, inputs):
+        row, off = [], 0
+        for out, n in zip(outputs, numels):
+            shape = out.size() + inp.size()
+            if g is None:   # PyTorch: zeros_like(input).expand(...), a stride-0 view
+                row.append(zeros_like(inp).expand((n,) + inp.size()).reshape(shape))
+            else:
+                row.append(g[off:off + n].view(shape))
+            off += n
+        per_input.append(row)
+    jac = _finish(tuple(zip(*per_input)), create_graph)
+    return _unpack(jac, in_tuple, out_tuple)
 
 
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False,

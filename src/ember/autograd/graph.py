@@ -136,12 +136,6 @@ class Node:
         return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def __dir__(self):
-        from .saved import _saved_names
-        names = _saved_names(self) if self.op is not None else []
-        return sorted(set(object.__dir__(self)) | {f"_saved_{n}" for n in names}
-                      | {f"_raw_saved_{n}" for n in names})
-
-    def __dir__(self):
         from .saved import saved_names
         return sorted(set(object.__dir__(self)) | set(saved_names(self)))
 
@@ -181,11 +175,17 @@ def version_error(t, saved_version: int, node) -> RuntimeError:
     what = f"[ember.{t.dtype._legacy} [{shape}]]"
     if node is not None:
         what += f", which is output {t._onr if node is t._fn else 0} of {_short_name(node)},"
+    if STATE.anomaly:
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {t._vc.v}; expected version {saved_version} instead. "
-        "Hint: enable anomaly detection to find the operation that failed to compute its "
-        "gradient, with ember.autograd.set_detect_anomaly(True, check_nan=False).")
+        + hint)
 
 
 def increment_version(tensor) -> None:

@@ -10,20 +10,49 @@ from .grad_mode import STATE
 class _Packed:
     """A saved tensor that went through a pack hook; unpacked through the matching hook."""
 
-    __slots__ = ("obj", "unpack_hook", "is_output", "k")
+    __slots__ = ("obj", "unpack_hook", "is_output", "k", "orig")
 
-    def __init__(self, obj, unpack_hook, is_output, k):
+    def __init__(self, obj, unpack_hook, is_output, k, orig=None):
         self.obj = obj
         self.unpack_hook = unpack_hook
         self.is_output = is_output
         self.k = k
+        self.orig = orig   # a saved input: its autograd identity is given to the unpacked value
 
     def unpack(self, node, graph: bool):
+        from .._tensor import Tensor
         t = self.unpack_hook(self.obj)
-        if self.is_output and graph and t._fn is None:
-            from .._tensor import _make
-            t = _make(t._data, t._vc, True, node, self.k)
-        return t if graph else t._data
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        if not graph:
+            return t._data
+        from .._tensor import _make
+        if self.is_output:
+            if t._fn is not node:
+                t = _make(t._data, t._vc, True, node, self.k)
+        elif self.orig is not None and t is not self.orig:
+            # as PyTorch: the unpacked data stands for the saved input in the graph
+            o = self.orig
+            r = _make(t._data, o._vc, o._rg, o._fn, o._onr)
+            if o._rg and o._fn is None:
+                from .._ops._registry import acc_node
+                acc_node(o)
+                r._acc = o._acc
+            t = r
+        return t
+
+
+def pack_with(pack_hook, unpack_hook, t, is_output: bool = False, k: int = 0) -> _Packed:
+    """Run a pack hook as PyTorch does: in no-grad mode (so it records nothing and no hooks
+    apply to what it computes)."""
+    prev = STATE.grad
+    STATE.grad = False
+    try:
+        obj = pack_hook(t)
+    finally:
+        STATE.grad = prev
+    return _Packed(obj, unpack_hook, is_output, k, None if is_output else t)
 
 
 def on_record(node, st) -> None:
@@ -37,10 +66,11 @@ def on_record(node, st) -> None:
         new = []
         for e in node._saved:
             if type(e) is tuple and len(e) == 2:
-                new.append(_Packed(pack(e[0]), unpack, False, 0))
+                new.append(pack_with(pack, unpack, e[0]))
             elif type(e) is tuple:
-                data, vc, ver, k = e
-                new.append(_Packed(pack(_make(data, vc, False, None)), unpack, True, k))
+                data, vc, ver, k = e[:4]
+                # the hook sees the output itself: requires_grad, with this node as grad_fn
+                new.append(pack_with(pack, unpack, _make(data, vc, True, node, k), True, k))
             else:
                 new.append(e)
         node._saved = new
@@ -134,25 +164,31 @@ class SavedTensor:
 
     def register_hooks(self, pack_hook, unpack_hook) -> None:
         node, i = self._node, self._index
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments: pack_hook and "
+                            "unpack_hook must be callables")
         if node._saved is None:
-            from .graph import FREED
-            raise RuntimeError(FREED)
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward.")
         e = node._saved[i]
         if isinstance(e, _Packed):
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor whose hooks have already been set. "
                 "Hint: only one pair of hooks is allowed at a time.")
-        from .._tensor import Tensor, _make
+        from .._tensor import _make
         if type(e) is tuple and len(e) == 2:
-            packed = _Packed(pack_hook(e[0]), unpack_hook, False, 0)
+            packed = pack_with(pack_hook, unpack_hook, e[0])
         elif type(e) is tuple:
-            packed = _Packed(pack_hook(_make(e[0], e[1], False, None)), unpack_hook, True, e[3])
+            packed = pack_with(pack_hook, unpack_hook, _make(e[0], e[1], False, None), True, e[3])
         else:
             raise TypeError(f"saved value {e!r} is not a tensor")
         saved = list(node._saved)
         saved[i] = packed
         node._saved = saved
-        _ = Tensor
 
 
 class saved_tensors_hooks:
@@ -184,6 +220,10 @@ class save_on_cpu(saved_tensors_hooks):
 
 @contextlib.contextmanager
 def disable_saved_tensors_hooks(error_message: str):
+    """Refuse saved-tensor hooks in this block: entering ``saved_tensors_hooks`` raises
+    ``error_message`` (and so does entering this while hooks are active)."""
+    if STATE.saved_hooks:
+        raise RuntimeError(error_message)
     prev = STATE.saved_hooks_disabled
     STATE.saved_hooks_disabled = error_message
     try:
@@ -198,32 +238,50 @@ def register_multi_grad_hook(tensors, fn, *, mode: str = "all"):
     mode "all": ``fn(grads)`` after the pass, with None for tensors whose gradient was not
     computed in it; mode "any": ``fn(grad)`` with the first of them to be computed.
     """
-    from .engine import current_backward_id, queue_callback
+    import threading
+
+    from .engine import current_backward_id, will_execute
     from .graph import RemovableHandle
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
-    state = {"id": None, "grads": None}
+    lock = threading.Lock()
 
-    def make_hook(i):
-        def hook(grad):
+    if mode == "all":
+        count, buffer, nb = {}, {}, [0]
+
+        def grad_node(t):
+            if t._fn is not None:
+                return t.grad_fn
+            from .._ops._registry import acc_node
+            return acc_node(t)
+        nodes = [grad_node(t) if t.requires_grad else None for t in tensors]
+
+        def make_hook(i):
+            def hook(grad):
+                bid = current_backward_id()
+                with lock:
+                    cur = count.get(bid, 0)
+                    count[bid] = cur + 1
+                    buf = buffer.setdefault(bid, [None] * len(tensors))
+                    if cur == 0:
+                        nb[0] = sum(n is not None and will_execute(n) for n in nodes)
+                buf[i] = grad
+                if cur == nb[0] - 1:
+                    del count[bid], buffer[bid]
+                    fn(buf)
+            return hook
+        handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors)]
+    else:
+        ran = {}
+
+        def any_hook(grad):
             bid = current_backward_id()
-            fresh = state["id"] != bid
-            if fresh:
-                state["id"] = bid
-                state["grads"] = [None] * len(tensors)
-            if mode == "any":
-                if fresh:
-                    fn(grad)
-                return None
-            state["grads"][i] = grad
-            if fresh:
-                grads = state["grads"]
-                queue_callback(lambda: fn(tuple(grads)))
-            return None
-        return hook
-
-    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad]
+            with lock:
+                prev, ran[bid] = ran.get(bid, False), True
+            if not prev:
+                fn(grad)
+        handles = [t.register_hook(any_hook) for t in tensors if t.requires_grad]
 
     class _Multi(RemovableHandle):
         def remove(self) -> None:
@@ -261,8 +319,8 @@ class allow_mutation_on_saved_tensors:
     def _unpack(self, rec):
         if self._closed:
             raise AssertionError(
-                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in "
-                "which the graph was originally recorded.")
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' contextin "
+                "which the graph was originally recorded.")   # sic: PyTorch's message
         return rec[1] if rec[1] is not None else rec[0]
 
     def before_write(self, t) -> None:
