@@ -292,26 +292,32 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
     st.callbacks.append(callbacks)
     heappop, heappush = heapq.heappop, heapq.heappush
     try:
-        pending = None   # a ready node kept out of the heap: chains never touch the heap
-        while heap or pending is not None:
+        # a ready node kept out of the heap, with its gradients kept out of `buffers`: a chain
+        # of single-consumer nodes never touches either
+        pending = pending_grads = None
+        while True:
             if pending is not None:
                 if heap and heap[0][0] < -pending._seq:
+                    buffers[pending] = pending_grads
                     heappush(heap, (-pending._seq, id(pending), pending))
                     node = heappop(heap)[2]
+                    grads = buffers.pop(node, None)
                 else:
-                    node = pending
+                    node, grads = pending, pending_grads
                 pending = None
-            else:
+            elif heap:
                 node = heappop(heap)[2]
-            grads = buffers.pop(node, None)
+                grads = buffers.pop(node, None)
+            else:
+                break
+            is_leaf = type(node) is AccumulateGrad
             if grads is None:
                 grads = [None] * node.n_out
             else:
                 if node._h is not None:
                     grads = t_hooks(node, grads, graph)
-                if type(node) is AccumulateGrad and grads[0] is not None:
+                if is_leaf and grads[0] is not None:
                     l_hooks(node, grads, graph)
-            is_leaf = type(node) is AccumulateGrad
             if targets is not None:
                 tg = targets.get(node)
                 if tg is not None:
@@ -385,16 +391,22 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
                         if g.shape != e[2] or (g.dtype is not e[3] and g.dtype != e[3]):
                             g = _fix(g, e, False)
+                        d = deps[m] - 1
+                        deps[m] = d
                         buf = buffers.get(m)
                         if buf is None:
+                            if d == 0 and pending is None and m.n_out == 1:
+                                pending, pending_grads = m, [g]   # the chain's hand-off
+                                continue
                             buf = buffers[m] = [None] * m.n_out
                         k = e[1]
                         buf[k] = g if buf[k] is None else buf[k] + g
-                    d = deps[m] - 1
-                    deps[m] = d
+                    else:
+                        d = deps[m] - 1
+                        deps[m] = d
                     if d == 0:
                         if pending is None:
-                            pending = m
+                            pending, pending_grads = m, buffers.pop(m, None)
                         else:
                             heappush(heap, (-m._seq, id(m), m))
                 continue
