@@ -32,11 +32,11 @@ class Op:
     """One operator: forward, VJP and JVP together."""
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
-                 "linear", "n_out", "diff_out", "is_view", "ufunc", "names")
+                 "linear", "n_out", "diff_out", "is_view", "ufunc", "names", "save_if")
 
     def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
                  elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
-                 ufunc=None, names=None):
+                 ufunc=None, names=None, save_if=None):
         self.name = name
         self.fwd = fwd
         self.vjp = vjp
@@ -52,6 +52,10 @@ class Op:
         # names of the saved values then the params, as nodes expose them (``_saved_<name>``);
         # by default inputs 0, 1, 2 are self, other, ... and a saved output is "result"
         self.names = names
+        # save_if[j]: the inputs whose gradients need saved input saves[j] (None: always). An
+        # input nobody's gradient needs is not saved, as in PyTorch, so modifying it in place
+        # later is no error.
+        self.save_if = save_if
         ALL_OPS.append(self)
         cls_name = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node = type(cls_name, (OpNode,), {"__slots__": (), "op": self, "n_out": n_out,
@@ -113,9 +117,13 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
     node._next = tuple(edges)
     node._params = params
     saved = []
-    for i in op.saves:
+    save_if = op.save_if
+    for j, i in enumerate(op.saves):
         t = inputs[i]
-        if isinstance(t, Tensor):
+        if save_if is not None and save_if[j] is not None and all(
+                edges[c][0] is None for c in save_if[j]):
+            saved.append(None)
+        elif isinstance(t, Tensor):
             if t._x is not None:
                 _save(t)
             saved.append((t, t._vc.v))

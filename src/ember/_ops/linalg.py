@@ -123,6 +123,7 @@ def _matmul_jvp(ns, tangents, primals, outs, *params):
 
 
 def _mk(name, node=None, names=None):
+    # (both operands are saved: the VJP routes on their ranks)
     return Op(name, _np_matmul, _matmul_vjp, _matmul_jvp, saves=(0, 1), node=node, names=names)
 
 

@@ -141,7 +141,8 @@ def _mul_vjp(ns, g, need, a, b):
     return (g * ns.conj(b) if need[0] else None, g * ns.conj(a) if need[1] else None)
 
 
-MUL = Op("mul", np.multiply, _mul_vjp, saves=(0, 1), elementwise=True, ufunc=np.multiply)
+MUL = Op("mul", np.multiply, _mul_vjp, saves=(0, 1), elementwise=True, ufunc=np.multiply,
+         save_if=((1,), (0,)))
 
 
 def _div_vjp(ns, g, need, a, b):
@@ -149,7 +150,8 @@ def _div_vjp(ns, g, need, a, b):
     return (gb if need[0] else None, -gb * ns.conj(a / b) if need[1] else None)
 
 
-DIV = Op("div", np.true_divide, _div_vjp, saves=(0, 1), elementwise=True, ufunc=np.true_divide)
+DIV = Op("div", np.true_divide, _div_vjp, saves=(0, 1), elementwise=True, ufunc=np.true_divide,
+         save_if=((1,), None))
 
 
 def _check_alpha(a, b, alpha) -> None:

@@ -542,8 +542,10 @@ def _addcdiv_vjp(ns, g, need, t1, t2, value):
             -g * ns.conj(value * t1 / (t2 * t2)) if need[2] else None)
 
 
-ADDCMUL = Op("addcmul", _addcmul_fwd, _addcmul_vjp, saves=(1, 2), elementwise=True)
-ADDCDIV = Op("addcdiv", _addcdiv_fwd, _addcdiv_vjp, saves=(1, 2), elementwise=True)
+ADDCMUL = Op("addcmul", _addcmul_fwd, _addcmul_vjp, saves=(1, 2), elementwise=True,
+             save_if=((2,), (1,)))
+ADDCDIV = Op("addcdiv", _addcdiv_fwd, _addcdiv_vjp, saves=(1, 2), elementwise=True,
+             save_if=((2,), None))
 
 
 def _value_for(operands, value):
