@@ -110,16 +110,22 @@ def _matmul_vjp(ns, g, need, a, b):
     return ga, gb
 
 
-def _matmul_jvp(ns, tangents, primals, outs, *params):
-    ta, tb = tangents[0], tangents[1]
-    a, b = primals[0], primals[1]
-    r = None
-    if ta is not None:
-        r = matmul(ta, b)
-    if tb is not None:
-        s = matmul(a, tb)
-        r = s if r is None else r + s
-    return r
+def _bilinear_jvp(f):
+    """The JVP of a product ``f(a, b)`` linear in each operand: f(ta, b) + f(a, tb)."""
+    def jvp(ns, tangents, primals, outs, *params):
+        ta, tb = tangents[0], tangents[1]
+        a, b = primals[0], primals[1]
+        r = None
+        if ta is not None:
+            r = f(ta, b)
+        if tb is not None:
+            s = f(a, tb)
+            r = s if r is None else r + s
+        return r
+    return jvp
+
+
+_matmul_jvp = _bilinear_jvp(lambda a, b: matmul(a, b))
 
 
 def _mk(name, node=None, names=None):
@@ -346,16 +352,7 @@ def _vdot_vjp(ns, g, need, a, b):
     return (ns.conj(g) * b if need[0] else None, g * a if need[1] else None)
 
 
-def _vdot_jvp(ns, tangents, primals, outs):
-    ta, tb = tangents
-    a, b = primals
-    r = None
-    if ta is not None:
-        r = vdot(ta, b)
-    if tb is not None:
-        s = vdot(a, tb)
-        r = s if r is None else r + s
-    return r
+_vdot_jvp = _bilinear_jvp(lambda a, b: vdot(a, b))
 
 
 VDOT = Op("vdot", lambda a, b: np.vdot(a, b) if a.dtype.kind == "c" else np.dot(a, b),
