@@ -594,6 +594,8 @@ def _index_select_np(x, dim, idx):
 
 
 def _index_fill_np(x, dim, idx, value):
+    """A copy of ``x`` with the ``idx`` slices along ``dim`` set to ``value`` (a number or an
+    array shaped like those slices): index_fill and index_copy alike."""
     out = np.array(x, copy=True)
     if out.ndim == 0:
         out[...] = value
@@ -616,16 +618,7 @@ INDEX_ADD = Op("index_add", _index_add_np,
                linear=True)
 
 
-def _index_copy_np(x, src, dim, idx):
-    out = np.array(x, copy=True)
-    if out.ndim == 0:
-        out[...] = src
-    else:
-        out[_dkey(dim, idx)] = src
-    return out
-
-
-INDEX_COPY = Op("index_copy", _index_copy_np,
+INDEX_COPY = Op("index_copy", lambda x, src, dim, idx: _index_fill_np(x, dim, idx, src),
                 lambda ns, g, need, dim, idx:
                 (ns.index_zero(g, dim, idx) if need[0] else None,
                  ns.index_select(g, dim, idx) if need[1] else None),
