@@ -189,17 +189,8 @@ def wrap_outputs(op: Op, inputs, params, out):
         if op.is_view:
             r = _view_of(inputs[0], out)
         else:
-            r = _new(Tensor)
-            r._data = out if isinstance(out, np.ndarray) else np.asarray(out)
-            r._vc = Version()
-            r._rg = False
-            r._fn = None
-            r._onr = 0
-            r._base = None
-            r._grad = None
-            r._acc = None
-            r._fw = None
-            r._x = None
+            r = _make(out if isinstance(out, np.ndarray) else np.asarray(out), Version(), False,
+                      None)
         res = (r,)
     elif op.is_view:
         res = [_view_of(inputs[0], o) for o in out]
