@@ -305,7 +305,7 @@ COSH, cosh = _unary("cosh", np.cosh, lambda ns, g, need, x: (g * ns.conj(ns.sinh
 ASINH, arcsinh = _unary("asinh", np.arcsinh,
                         lambda ns, g, need, x: (g / ns.conj(ns.sqrt(x * x + 1)),),
                         aliases=("arcsinh",))
-TANH, tanh = _unary("tanh", np.tanh, lambda ns, g, need, r: (g * ns.conj(-r * r + 1),),
+TANH, tanh = _unary("tanh", np.tanh, lambda ns, g, need, r: (g * ns.conj(1 - r * r),),
                     save_out=True)
 SQRT, sqrt = _unary("sqrt", np.sqrt, lambda ns, g, need, r: (g / ns.conj(2 * r),),
                     save_out=True)
@@ -322,15 +322,17 @@ RECIPROCAL, reciprocal = _unary("reciprocal", np.reciprocal,
 
 
 def _sigmoid_np(x):
-    if np.iscomplexobj(x):
-        return 1 / (1 + np.exp(-x))
-    # exp(-|x|) never overflows; both branches share it
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    if x.dtype.itemsize == 2 and x.dtype.kind != "i":
+        # half types: compute in float32 and round once, as PyTorch does
+        return _sigmoid_np(x.astype(np.float32)).astype(x.dtype)
+    # exp(-x) overflows to inf for very negative x, where 1 / (1 + inf) is the exact 0
+    e = np.exp(-x)
+    e += 1
+    return np.reciprocal(e, out=e)
 
 
 SIGMOID, sigmoid = _unary("sigmoid", _sigmoid_np,
-                          lambda ns, g, need, r: (g * ns.conj(r * (-r + 1)),), save_out=True)
+                          lambda ns, g, need, r: (g * ns.conj(r * (1 - r)),), save_out=True)
 
 
 def _check_relu(t):
