@@ -52,9 +52,9 @@ class Op:
         # names of the saved values then the params, as nodes expose them (``_saved_<name>``);
         # by default inputs 0, 1, 2 are self, other, ... and a saved output is "result"
         self.names = names
-        # save_if[j]: the inputs whose gradients need saved input saves[j] (None: always). An
-        # input nobody's gradient needs is not saved, as in PyTorch, so modifying it in place
-        # later is no error.
+        # save_if[j]: the input whose gradient needs saved input saves[j] (None: always). An
+        # input no gradient needs is not saved, as in PyTorch, so modifying it in place later
+        # is no error.
         self.save_if = save_if
         ALL_OPS.append(self)
         cls_name = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
@@ -118,10 +118,10 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
     node._params = params
     saved = []
     save_if = op.save_if
-    for j, i in enumerate(op.saves):
+    j = 0
+    for i in op.saves:
         t = inputs[i]
-        if save_if is not None and save_if[j] is not None and all(
-                edges[c][0] is None for c in save_if[j]):
+        if save_if is not None and save_if[j] is not None and edges[save_if[j]][0] is None:
             saved.append(None)
         elif isinstance(t, Tensor):
             if t._x is not None:
@@ -129,6 +129,7 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
             saved.append((t, t._vc.v))
         else:
             saved.append(t)
+        j += 1
     if op.save_out:
         for k in op.diff_out:
             o = outs[k]

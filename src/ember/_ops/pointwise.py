@@ -142,7 +142,7 @@ def _mul_vjp(ns, g, need, a, b):
 
 
 MUL = Op("mul", np.multiply, _mul_vjp, saves=(0, 1), elementwise=True, ufunc=np.multiply,
-         save_if=((1,), (0,)))
+         save_if=(1, 0))
 
 
 def _div_vjp(ns, g, need, a, b):
@@ -151,7 +151,7 @@ def _div_vjp(ns, g, need, a, b):
 
 
 DIV = Op("div", np.true_divide, _div_vjp, saves=(0, 1), elementwise=True, ufunc=np.true_divide,
-         save_if=((1,), None))
+         save_if=(1, None))
 
 
 def _check_alpha(a, b, alpha) -> None:

@@ -543,9 +543,9 @@ def _addcdiv_vjp(ns, g, need, t1, t2, value):
 
 
 ADDCMUL = Op("addcmul", _addcmul_fwd, _addcmul_vjp, saves=(1, 2), elementwise=True,
-             save_if=((2,), (1,)))
+             save_if=(2, 1))
 ADDCDIV = Op("addcdiv", _addcdiv_fwd, _addcdiv_vjp, saves=(1, 2), elementwise=True,
-             save_if=((2,), None))
+             save_if=(2, None))
 
 
 def _value_for(operands, value):
