@@ -334,3 +334,10 @@ def test_saved_tensor_modified_through_view_raises():
         b.detach().mul_(2)
         b.sum().backward()
     _raises_like(lambda: g(ember), lambda: g(torch))
+
+
+def test_expand_error_names_the_tensor_type():
+    from helpers import raises_same
+    raises_same(lambda: ember.ones(2, 4).expand(4), lambda: torch.ones(2, 4).expand(4))
+    raises_same(lambda: ember.ones(2, 4, dtype=ember.float64).expand(3, 4, 2),
+                lambda: torch.ones(2, 4, dtype=torch.float64).expand(3, 4, 2))

@@ -289,7 +289,7 @@ def expand(self: Tensor, *sizes) -> Tensor:
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
-            f"expand({self.dtype._legacy.replace('Tensor', '')}Type{{{list(shape)}}}, "
+            f"expand(ember.{self.dtype._legacy}{{{list(shape)}}}, "
             f"size={list(sizes)}): the number of sizes provided ({len(sizes)}) must be greater "
             f"or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
