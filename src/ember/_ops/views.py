@@ -294,7 +294,8 @@ def expand(self: Tensor, *sizes) -> Tensor:
             f"or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     out = list(sizes)
-    for i, s in enumerate(shape):
+    for i in range(len(shape) - 1, -1, -1):   # PyTorch reports the last mismatching dim
+        s = shape[i]
         want = sizes[lead + i]
         if want == -1:
             out[lead + i] = s
