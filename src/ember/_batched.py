@@ -198,7 +198,14 @@ class BatchedArray:
         self.data = data
 
     # -- what a formula sees
-    shape = property(lambda self: self.data.shape[1:])
+    @property
+    def shape(self):
+        return self.data.shape[1:]
+
+    @shape.setter
+    def shape(self, shape):     # in place, as ndarray's (AttributeError when it would copy)
+        self.data.shape = self.data.shape[:1] + tuple(shape)
+
     ndim = property(lambda self: self.data.ndim - 1)
     dtype = property(lambda self: self.data.dtype)
     itemsize = property(lambda self: self.data.itemsize)

@@ -274,6 +274,9 @@ def _write_base_tangent(base: Tensor, view: Tensor, fw: Tensor) -> None:
     bd = np.zeros(base._data.shape, base._data.dtype) if bt is None else bt._data
     idx = view_index(base._data, view._data)
     v = np.broadcast_to(fw._data, view._data.shape).astype(bd.dtype)
+    if type(v) is not np.ndarray:   # a batched tangent (vectorized forward-mode jacobian)
+        from .._batched import NPB
+        _put_flat_np = NPB.put_flat
     base._fw = _make(_put_flat_np(bd, idx, v), Version(), False, None)
     if bt is None:
         _remember(base)

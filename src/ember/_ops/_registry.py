@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _refresh_view, _view_of
 from ..autograd import engine as _engine
 from ..autograd.grad_mode import STATE
@@ -190,14 +191,14 @@ def wrap_outputs(op: Op, inputs, params, out):
         if op.is_view:
             r = _view_of(inputs[0], out)
         else:
-            r = _make(out if isinstance(out, np.ndarray) else np.asarray(out), Version(), False,
-                      None)
+            r = _make(out if isinstance(out, np.ndarray) or type(out) is _BA else np.asarray(out),
+                      Version(), False, None)
         res = (r,)
     elif op.is_view:
         res = [_view_of(inputs[0], o) for o in out]
     else:
-        res = [_make(o if isinstance(o, np.ndarray) else np.asarray(o), Version(), False, None)
-               for o in out]
+        res = [_make(o if isinstance(o, np.ndarray) or type(o) is _BA else np.asarray(o),
+                     Version(), False, None) for o in out]
     if grad_on:
         if rec:
             node = make_node(op, inputs, params, res, edges)

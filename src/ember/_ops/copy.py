@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
@@ -15,12 +16,14 @@ __all__ = ["clone", "to", "view_dtype"]
 
 
 def _clone_fwd(x, keep_layout):
+    if type(x) is _BA:      # a batched forward-mode tangent
+        return x.copy()
     return np.array(x, copy=True, order="K" if keep_layout else "C")
 
 
 CLONE = Op("clone", _clone_fwd, lambda ns, g, need, keep: (g,), linear=True)
-CONTIG = Op("contiguous", lambda x, keep: np.ascontiguousarray(x), lambda ns, g, need, keep: (g,),
-            linear=True, node="CloneBackward0")
+CONTIG = Op("contiguous", lambda x, keep: x.copy() if type(x) is _BA else np.ascontiguousarray(x),
+            lambda ns, g, need, keep: (g,), linear=True, node="CloneBackward0")
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from .. import _dtype as D
+from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _scalar_name
 from ._dispatch import _type_name
 from ._registry import Op, apply, method, ns_fn
@@ -50,6 +51,8 @@ def _blas(x):
     st = x.strides
     if x.ndim >= 2 and 0 not in st[-2:] and x.itemsize in (abs(st[-1]), abs(st[-2])) and (
             0 not in st[:-2]):
+        return x
+    if type(x) is _BA:      # a batched forward-mode tangent: its matmul rule lays it out
         return x
     return np.ascontiguousarray(x)
 
@@ -608,7 +611,7 @@ def _einsum_fwd(*args):
     *ops, subs, out, sizes, _spare = args
     ops = [_expand_labels_np(x, s, sizes) for x, s in zip(ops, subs)]
     r = _np_einsum(",".join(subs) + "->" + out, *ops)
-    return np.asarray(r)
+    return r if type(r) is _BA else np.asarray(r)
 
 
 def _expand_labels_np(x, sub, sizes):

@@ -9,10 +9,13 @@ the stacked standard basis of the outputs, ``autograd.grad(is_grads_batched=True
 every VJP once on the whole batch of cotangents (``ember._batched``); ``hessian(vectorize=True)``
 is that over the gradient's graph. With ``create_graph=True`` the batched grad falls back to one
 backward per basis vector (the Tensor path has no batched form), stacked differentiably.
-``jacobian(strategy="forward-mode")`` (and ``hessian(outer_jacobian_strategy="forward-mode")``)
-build the Jacobian one forward-mode JVP (one standard basis vector) at a time, with or without
-``vectorize`` (batched forward-mode tangents are not built yet), so unlike PyTorch they also
-work with ``vectorize=False``.
+``jacobian(strategy="forward-mode", vectorize=True)`` is ONE forward pass of the function whose
+dual inputs carry the stacked standard basis of all the inputs as a batched tangent (a Tensor over
+a ``BatchedArray``), so every JVP formula runs once on the whole batch. It falls back to one JVP
+per basis vector (the ``vectorize=False`` path, which PyTorch does not have) when some formula
+cannot run on batched tangents, and when the tangents must carry a graph (inputs that require
+grad; ``hessian(outer_jacobian_strategy="forward-mode")``, forward-over-reverse), since a graph
+over batched tangents cannot be differentiated.
 """
 from __future__ import annotations
 
@@ -229,7 +232,12 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
             "are not supported together (yet). Please either set `strict=False` or "
             "`strategy=\"reverse-mode\"`.")
     in_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-    # vectorize=True: no batched tangents yet, so the same one-JVP-per-basis-vector loop
+    if vectorize and sum(inp.nelement() for inp in inputs) and not any(
+            inp.requires_grad for inp in inputs):
+        try:
+            return _jacfwd_batched(func, inputs, in_tuple)
+        except _Unbatchable:
+            pass    # some JVP formula could not run on batched tangents: one JVP per vector
     out_tuple = None
     primals = None
     columns = [[] for _ in inputs]      # columns[j][k] = tuple of output tangents
@@ -264,6 +272,61 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
                 row.append(zeros(shape, dtype=out.dtype))
         jac.append(row)
     # lists, not tuples: what torch's (vectorized) forward-mode path returns
+    return _unpack(jac, in_tuple, out_tuple)
+
+
+class _Unbatchable(Exception):
+    """A JVP formula failed on batched tangents (the per-basis-vector loop takes over)."""
+
+
+def _jacfwd_batched(func, inputs, in_tuple: bool):
+    """The Jacobian by ONE forward pass of ``func``: each input's tangent is a Tensor over a
+    :class:`~ember._batched.BatchedArray` holding its block of the stacked standard basis of all
+    the (flattened) inputs, so every JVP formula runs once over the whole batch."""
+    import numpy as np
+
+    from .._batched import BatchedArray
+    from .._tensor import Version, _make
+    numels = [inp.nelement() for inp in inputs]
+    total = sum(numels)
+    tangents, off = [], 0
+    for inp, n in zip(inputs, numels):
+        dt = inp._data.dtype
+        b = np.zeros((total, n), dt)
+        b[off:off + n] = np.eye(n, dtype=dt)
+        off += n
+        tangents.append(_make(BatchedArray(b.reshape((total,) + inp._data.shape)), Version(),
+                              False, None))
+    try:
+        with fwAD.dual_level():
+            args = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, tangents))
+            out_tuple, outs = _as_tuple(func(*args), "outputs", "jacobian")
+            res = [fwAD.unpack_dual(o) for o in outs]
+    except Exception as e:  # noqa: BLE001 - retried with the loop, which raises user errors
+        raise _Unbatchable from e
+    if any(tg is not None and tg.requires_grad for _, tg in res):
+        # the tangents are part of a graph (forward-over-reverse: hessian's outer jacobian):
+        # torch's result is differentiable, and a graph over batched tangents cannot be
+        # differentiated, so the loop builds it (its stacked tangents keep their history)
+        raise _Unbatchable
+    jac = []
+    for p, tg in res:
+        shape = p._data.shape
+        m = p._data.size
+        if tg is None:
+            d = np.zeros((total, m), p._data.dtype)
+        elif type(tg._data) is BatchedArray:
+            d = tg._data.data.reshape(total, m)
+        else:   # a tangent that does not depend on the basis vector (a constant)
+            d = np.broadcast_to(np.asarray(tg._data).reshape(1, m), (total, m))
+        row, off = [], 0
+        for inp, n in zip(inputs, numels):
+            blk = d[off:off + n].T.reshape(shape + inp._data.shape)
+            row.append(_make(np.array(blk, dtype=p._data.dtype, order="C"), Version(), False,
+                             None))
+            off += n
+        jac.append(row)
+    # lists, not tuples: what torch's vectorized forward-mode path returns
     return _unpack(jac, in_tuple, out_tuple)
 
 
