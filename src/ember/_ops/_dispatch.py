@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
-from ._registry import Op, apply, make_node, wrap_outputs
+from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
 
 _FLOAT_KINDS = "fc"
 _PYNUM = (int, float, bool, complex)
@@ -61,13 +61,13 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     tb = type(b)
     if tb is float and type(a) is Tensor and a._data.dtype.kind == "f" \
             and type(a._data) is np.ndarray:
-        da, db = a._data, b   # the common case: float tensor with a Python float
-    else:
-        if tb is not Tensor and not isinstance(b, Tensor):
-            b = to_operand(b)
-        if not isinstance(a, Tensor):
-            a = to_operand(a)
-        da, db, _ = promoted(a, b, int_to_float)
+        # the common case: float tensor with a Python float
+        return wrap_one(op, a, params, op.fwd(a._data, b, *params), b)
+    if tb is not Tensor and not isinstance(b, Tensor):
+        b = to_operand(b)
+    if not isinstance(a, Tensor):
+        a = to_operand(a)
+    da, db, _ = promoted(a, b, int_to_float)
     try:
         out = op.fwd(da, db, *params)
     except ValueError:
@@ -98,7 +98,7 @@ def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
     if int_to_float and d.dtype.kind not in _FLOAT_KINDS and d.dtype != D.bfloat16.np:
         d = d.astype(D.get_default_dtype().np)
     out = op.fwd(d, *params)
-    return wrap_outputs(op, (x,), params, out)
+    return wrap_one(op, x, params, out)
 
 
 # ---- in-place ---------------------------------------------------------------------------

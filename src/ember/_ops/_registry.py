@@ -220,6 +220,27 @@ def wrap_outputs(op: Op, inputs, params, out):
     return res[0] if op.n_out == 1 else tuple(res)
 
 
+def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
+    """``wrap_outputs`` for the commonest calls: one tensor input (and maybe a Python number
+    as second operand), one plain output, no tangent. Anything else goes the general way."""
+    inputs = (x,) if scalar is None else (x, scalar)
+    if op.n_out != 1 or op.is_view or x._fw is not None or not isinstance(out, np.ndarray):
+        return wrap_outputs(op, inputs, params, out)
+    r = _make(out, Version(), False, None)
+    st = STATE
+    if st.grad:
+        if x._rg or x._base is not None and _refresh_view(x):
+            fn = x._fn
+            d = x._data
+            e = (acc_node(x), 0, d.shape, d.dtype) if fn is None else (fn, x._onr, d.shape,
+                                                                        d.dtype)
+            r._fn = make_node(op, inputs, params, (r,), (e,) if scalar is None else (e, NO_EDGE))
+            r._rg = True
+    elif st.inference:
+        r._extra().inference = True
+    return r
+
+
 def method(name: str, fn=None):
     """Attach ``fn`` as ``Tensor.<name>``; usable as a decorator."""
     def deco(f):
