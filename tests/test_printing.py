@@ -9,14 +9,9 @@ import torch
 
 import ember
 from ember import _printing
+from helpers import DTYPES
 
-DT = {"float32": (ember.float32, torch.float32), "float64": (ember.float64, torch.float64),
-      "float16": (ember.float16, torch.float16), "bfloat16": (ember.bfloat16, torch.bfloat16),
-      "complex64": (ember.complex64, torch.complex64),
-      "complex128": (ember.complex128, torch.complex128), "int64": (ember.int64, torch.int64),
-      "int32": (ember.int32, torch.int32), "int16": (ember.int16, torch.int16),
-      "int8": (ember.int8, torch.int8), "uint8": (ember.uint8, torch.uint8),
-      "bool": (ember.bool, torch.bool)}
+DT = DTYPES
 
 
 @pytest.fixture(autouse=True)
