@@ -503,3 +503,9 @@ ERRORS = [
 @pytest.mark.parametrize("build", ERRORS)
 def test_errors(build):
     raises_same(*_err(build))
+
+
+def test_zero_dim_index_errors():
+    raises_same(lambda: ember.tensor(1.)[0], lambda: torch.tensor(1.)[0])
+    raises_same(lambda: ember.tensor(1.)[1:], lambda: torch.tensor(1.)[1:])
+    raises_same(lambda: ember.tensor(1.)[0, 0], lambda: torch.tensor(1.)[0, 0])

@@ -16,7 +16,7 @@ from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
 from ._dispatch import _type_name, check_inplace, commit, inplace
 from ._registry import Op, apply, method, ns_fn
-from .views import getitem_basic
+from .views import getitem_basic, select
 
 __all__ = [
     "argwhere",
@@ -253,6 +253,14 @@ def _adv_key(shape, adv) -> tuple:
 
 def _getitem(self: Tensor, key) -> Tensor:
     """``Tensor.__getitem__``: views for basic indices, a copy (IndexBackward0) otherwise."""
+    if type(key) is int:   # x[i], the commonest index, skips the parsing
+        if not self._data.ndim:
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        return select(self, 0, key)
+    if type(key) is slice and not self._data.ndim:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     basic, trivial, adv = _parse(self, key)
     if not adv:
         return getitem_basic(self, basic)
