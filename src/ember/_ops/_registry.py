@@ -14,6 +14,8 @@ each formula. ``elementwise=True`` derives the JVP from the VJP (PyTorch's auto_
 """
 from __future__ import annotations
 
+from weakref import ref as _weakref
+
 import numpy as np
 
 from .._batched import BatchedArray as _BA
@@ -75,9 +77,8 @@ def acc_node(t: Tensor) -> AccumulateGrad:
     r = t._acc
     n = r() if r is not None else None
     if n is None:
-        import weakref
         n = AccumulateGrad(t)
-        t._acc = weakref.ref(n)
+        t._acc = _weakref(n)
     return n
 
 

@@ -152,10 +152,10 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        Node.__init__(self)
         # the highest priority in the ready queue, as in PyTorch: gradients reach .grad (and
         # the leaf's hooks) as soon as they are complete
         self._seq = _ACC_SEQ
+        self._h = None
         self.variable = variable
         self._next = ()
         self._saved = ()
