@@ -55,6 +55,12 @@ __all__ = [
 # ---- reshaping ---------------------------------------------------------------------------
 
 def _infer_shape(shape, numel: int) -> tuple:
+    if -1 not in shape:
+        n = 1
+        for s in shape:
+            n *= s
+        if n == numel and min(shape, default=0) >= 0:
+            return shape                       # the common case: nothing to infer or check
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
@@ -79,9 +85,13 @@ def _fmt(shape) -> str:
 
 
 def _shape_arg(shape) -> tuple:
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+    if len(shape) == 1 and type(shape[0]) is not int and not isinstance(shape[0],
+                                                                       numbers.Integral):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    for s in shape:
+        if type(s) is not int:
+            return tuple(int(s) for s in shape)
+    return shape
 
 
 def _view_fwd(x, shape):
@@ -108,8 +118,7 @@ VIEW.fwd = lambda x, in_shape, shape: _view_fwd(x, shape)
 
 def view(self: Tensor, *shape) -> Tensor:
     """``Tensor.view``: a view with a new shape (``-1`` inferred); never copies."""
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral) and hasattr(
-            shape[0], "is_floating_point"):
+    if len(shape) == 1 and type(shape[0]) is not int and hasattr(shape[0], "is_floating_point"):
         from .copy import view_dtype
         return view_dtype(self, shape[0])
     shape = _infer_shape(_shape_arg(shape), self._data.size)
