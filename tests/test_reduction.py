@@ -452,3 +452,12 @@ def test_return_types_module():
     r = ember.tensor([[1.0, 4.0], [3.0, 2.0]]).min(1)
     assert isinstance(r, tuple) and r.values.tolist() == [1.0, 2.0]
     assert r.indices.tolist() == [0, 1]
+
+
+def test_half_sums_accumulate_in_float32():
+    a = (np.random.default_rng(3).standard_normal((400, 50)) * 3).astype(np.float16)
+    for f in (lambda m, x: x.sum(0), lambda m, x: x.mean(0), lambda m, x: x.sum(),
+              lambda m, x: x.to(m.bfloat16).sum(1)):
+        e = f(ember, ember.from_numpy(a.copy()))
+        t = f(torch, torch.from_numpy(a.copy()))
+        np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())

@@ -186,6 +186,11 @@ sys.modules["ember.return_types"] = return_types
 # ---- sum / mean / nansum ------------------------------------------------------------------
 
 def _sum_fwd(x, dims, keepdim, npd, in_shape):
+    if npd.itemsize == 2 and npd.kind != "i":
+        # half types accumulate in float32 and round once, as in PyTorch
+        return _sum_fwd(x, dims, keepdim, np.dtype(np.float32), in_shape).astype(npd)
+    if type(x) is np.ndarray:   # the ufunc directly: np.sum's wrapper costs as much again
+        return np.add.reduce(x, axis=dims, dtype=npd, keepdims=keepdim)
     return np.sum(x, axis=dims, keepdims=keepdim, dtype=npd)
 
 
@@ -214,6 +219,8 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor
 
 
 def _mean_fwd(x, dims, keepdim, npd, in_shape):
+    if npd.itemsize == 2:   # half types: float32 accumulation, one rounding (as PyTorch)
+        return np.mean(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(npd)
     return np.mean(x, axis=dims, keepdims=keepdim, dtype=npd)
 
 
