@@ -183,9 +183,16 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         elif len(outputs) != 1 or outputs[0].nelement() != 1:
             raise RuntimeError("The vector v can only be None if the user-provided function "
                                "returns a single Tensor with a single element.")
+    return _pulled_back(outputs, out_tuple, outputs, inputs, in_tuple, v, create_graph, strict,
+                        "back")
+
+
+def _pulled_back(outputs, out_tuple, roots, inputs, in_tuple, v, create_graph, strict, stage):
+    """``(outputs, v^T d(roots)/d(inputs))`` shaped as the functional API returns them: the
+    common end of vjp and vhp."""
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _grad(outputs, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(res, inputs, strict, create_graph, "back")
+        res = _grad(roots, inputs, v, create_graph=create_graph)
+        res = _fill_in_zeros(res, inputs, strict, create_graph, stage)
     return (_unpack(_finish(outputs, create_graph), out_tuple),
             _unpack(_finish(res, create_graph), in_tuple))
 
@@ -494,11 +501,8 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     with enable_grad():
         in_tuple, inputs, v, out_tuple, outputs, jac = _hessian_v_setup(
             func, inputs, v, create_graph, strict, "vhp")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _grad(jac, inputs, v, create_graph=create_graph)
-        res = _fill_in_zeros(res, inputs, strict, create_graph, "double_back")
-    return (_unpack(_finish(outputs, create_graph), out_tuple),
-            _unpack(_finish(res, create_graph), in_tuple))
+    return _pulled_back(outputs, out_tuple, jac, inputs, in_tuple, v, create_graph, strict,
+                        "double_back")
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
