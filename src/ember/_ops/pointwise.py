@@ -443,6 +443,11 @@ def _int_pow(a, b):
 def _pow_fwd(a, b):
     if isinstance(b, (int, float)) and not isinstance(b, bool):
         if b == 2:
+            if np.iscomplexobj(a):
+                # PyTorch squares a complex number from its parts, without NumPy's fused
+                # multiply-add (the low bits differ otherwise)
+                re, im = a.real, a.imag
+                return np.asarray(re * re - im * im + 1j * (2 * re * im), a.dtype)
             return np.multiply(a, a)
         if b == 0.5 and np.asarray(a).dtype.kind == "f":
             return np.sqrt(a)
