@@ -1,0 +1,4 @@
+"""nn.functional family module (being built)."""
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,185 @@
+"""PyTorch's OpInfo sample inputs, run through ember and PyTorch and compared.
+
+``op_db`` (``torch.testing._internal.common_methods_invocations``) holds, for every public
+operator, sample inputs that PyTorch's own test suite uses. ``check_opinfo(name, dtype)`` runs
+every sample of the entries called ``name`` through both libraries and compares the outputs
+(all of them), the reverse-mode gradients of every differentiable output with respect to every
+input that requires grad, and the forward-mode tangents.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import torch
+
+import ember
+from helpers import assert_same
+
+
+@functools.cache
+def _op_db():
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def opinfos(name: str) -> list:
+    """The OpInfo entries named ``name`` (one per variant_test_name)."""
+    return [o for o in _op_db() if o.name == name]
+
+
+def to_ember(x, leaves: dict):
+    """A torch value converted to ember: tensors copied (a leaf that requires grad stays one;
+    ``leaves`` maps id(torch tensor) -> ember tensor), dtypes mapped, containers recursed."""
+    if isinstance(x, torch.Tensor):
+        if id(x) in leaves:
+            return leaves[id(x)]
+        d = x.detach()
+        a = (d.float() if d.dtype == torch.bfloat16 else d).numpy(force=True).copy()
+        e = ember.from_numpy(a)
+        if d.dtype == torch.bfloat16:
+            e = e.bfloat16()
+        if x.requires_grad:
+            e.requires_grad_()
+        leaves[id(x)] = e
+        return e
+    if isinstance(x, torch.dtype):
+        return getattr(ember, str(x).split(".")[-1])
+    if isinstance(x, tuple):
+        return tuple(to_ember(i, leaves) for i in x)
+    if isinstance(x, list):
+        return [to_ember(i, leaves) for i in x]
+    if isinstance(x, dict):
+        return {k: to_ember(v, leaves) for k, v in x.items()}
+    return x
+
+
+def _torch_leaves(sample) -> list:
+    out = []
+
+    def walk(x):
+        if isinstance(x, torch.Tensor):
+            if x.requires_grad and x.is_leaf and all(x is not o for o in out):
+                out.append(x)
+        elif isinstance(x, (tuple, list)):
+            for i in x:
+                walk(i)
+        elif isinstance(x, dict):
+            for i in x.values():
+                walk(i)
+    walk(sample.input)
+    walk(sample.args)
+    walk(sample.kwargs)
+    return out
+
+
+def _outputs(r) -> list:
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def _diff_outputs(outs) -> list:
+    return [i for i, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
+
+
+def ember_fn(name: str):
+    """The ember function for an OpInfo name (``nn.functional.conv2d`` -> F.conv2d)."""
+    obj = ember
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def check_sample(info, sample, fe=None, values: bool = True, rtol=None, atol=None) -> None:
+    """One sample through both libraries: outputs, gradients, tangents."""
+    fe = fe or ember_fn(info.name)
+    ft = info.op
+    leaves: dict = {}
+    e_in = to_ember(sample.input, leaves)
+    e_args = to_ember(sample.args, leaves)
+    e_kwargs = to_ember(sample.kwargs, leaves)
+    rt = ft(sample.input, *sample.args, **sample.kwargs)
+    re = fe(e_in, *e_args, **e_kwargs)
+    ot, oe = _outputs(rt), _outputs(re)
+    assert len(oe) == len(ot), (len(oe), len(ot))
+    if values:
+        assert_same(oe, ot, rtol, atol)
+    else:
+        for a, b in zip(oe, ot):
+            assert tuple(a.shape) == tuple(b.shape) and str(a.dtype)[6:] == str(b.dtype)[6:]
+    t_leaves = _torch_leaves(sample)
+    if not info.supports_autograd or not t_leaves or not values:
+        return
+    e_leaves = [leaves[id(t)] for t in t_leaves]
+    live = _diff_outputs(ot)
+    for i in live:
+        assert oe[i].requires_grad, f"output {i} does not require grad"
+        assert oe[i].grad_fn.name() == ot[i].grad_fn.name().replace("torch::", "ember::"), (
+            oe[i].grad_fn.name(), ot[i].grad_fn.name())
+    if not live:
+        return
+    rng = np.random.default_rng(0)
+    cots_t, cots_e = [], []
+    for i in live:
+        a = rng.standard_normal(tuple(ot[i].shape))
+        if ot[i].is_complex():
+            a = a + 1j * rng.standard_normal(a.shape)
+        a = a.astype(str(ot[i].dtype).split(".")[-1])
+        cots_t.append(torch.from_numpy(a.copy()))
+        cots_e.append(ember.from_numpy(a.copy()))
+    gt = torch.autograd.grad([ot[i] for i in live], t_leaves, cots_t, allow_unused=True)
+    ge = ember.autograd.grad([oe[i] for i in live], e_leaves, cots_e, allow_unused=True)
+    assert_same(list(ge), list(gt), rtol, atol)
+    if not info.supports_forward_ad:
+        return
+    _check_forward_ad(ft, fe, sample, t_leaves, rng, rtol, atol)
+
+
+def _check_forward_ad(ft, fe, sample, t_leaves, rng, rtol, atol) -> None:
+    fwt, fwe = torch.autograd.forward_ad, ember.autograd.forward_ad
+    tangents = [rng.standard_normal(tuple(t.shape)).astype(str(t.dtype).split(".")[-1])
+                for t in t_leaves]
+    with fwt.dual_level(), fwe.dual_level():
+        swap_t = {id(t): fwt.make_dual(t.detach(), torch.from_numpy(tg.copy()))
+                  for t, tg in zip(t_leaves, tangents)}
+        leaves: dict = {}
+        for t, tg in zip(t_leaves, tangents):
+            e = to_ember(t.detach(), {})
+            leaves[id(swap_t[id(t)])] = fwe.make_dual(e, ember.from_numpy(tg.copy()))
+
+        def sub(x):
+            if isinstance(x, torch.Tensor):
+                return swap_t.get(id(x), x.detach())
+            if isinstance(x, (tuple, list)):
+                return type(x)(sub(i) for i in x)
+            if isinstance(x, dict):
+                return {k: sub(v) for k, v in x.items()}
+            return x
+        t_in, t_args, t_kwargs = sub(sample.input), sub(sample.args), sub(sample.kwargs)
+        rt = _outputs(ft(t_in, *t_args, **t_kwargs))
+        re = _outputs(fe(to_ember(t_in, leaves), *to_ember(t_args, leaves),
+                         **to_ember(t_kwargs, leaves)))
+        for a, b in zip(re, rt):
+            if isinstance(b, torch.Tensor) and (b.is_floating_point() or b.is_complex()):
+                tb = fwt.unpack_dual(b).tangent
+                ta = fwe.unpack_dual(a).tangent
+                if tb is None:
+                    assert ta is None or not ta.abs().sum().item(), "unexpected tangent"
+                else:
+                    assert ta is not None, "missing tangent"
+                    assert_same(ta, tb, rtol, atol)
+
+
+def check_opinfo(name: str, dtype=torch.float64, values: bool = True, rtol=None,
+                 atol=None) -> int:
+    """Run every sample of the OpInfo entries called ``name``; returns how many ran."""
+    n = 0
+    for info in opinfos(name):
+        for sample in info.sample_inputs("cpu", dtype, requires_grad=True):
+            try:
+                check_sample(info, sample, values=values, rtol=rtol, atol=atol)
+            except AssertionError as ex:
+                raise AssertionError(f"{name} {info.variant_test_name} sample {n}: "
+                                     f"{sample}\n{ex}") from None
+            n += 1
+    assert n, f"no samples for {name}"
+    return n
