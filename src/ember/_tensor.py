@@ -54,6 +54,7 @@ class Tensor:
         "_acc",
         "_av",
         "_base",
+        "_cm",
         "_data",
         "_fn",
         "_fw",
@@ -188,7 +189,8 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         if self._base is not None:
-            return _refresh_view(self)
+            # as PyTorch: a view requires grad when it has history or its base requires grad
+            return self._rg or self._fn is not None or self._base._rg
         return self._rg
 
     @requires_grad.setter
@@ -513,12 +515,30 @@ def _init(t, data, vc, rg, fn) -> None:
     t._x = None
 
 
-def _view_of(src: Tensor, data, differentiable: bool = True) -> Tensor:
+# How a differentiable view was created (PyTorch's CreationMeta): in-place changes through a view
+# made in no_grad or inference mode, by a multi-output view op or inside a custom Function, and
+# later uses of such a view after its buffer changed, are refused: autograd could not tell which
+# history the user meant.
+CM_DEFAULT, CM_NO_GRAD, CM_INFERENCE, CM_MULTI, CM_CUSTOM = range(5)
+
+
+def _view_of(src: Tensor, data, differentiable: bool = True, multi: bool = False) -> Tensor:
     """A tensor over (part of) ``src``'s buffer sharing its version counter. A differentiable
-    view records its base in ``_base`` so that in-place ops on it rebase the base's history."""
+    view records its root base in ``_base`` (in-place ops on it rebase the base's history), the
+    version its history belongs to (``_av``) and how it was created (``_cm``)."""
     t = _make(data, src._vc, False, None)
     if differentiable:
-        t._base = src._base if src._base is not None else src
+        st = STATE
+        new = (CM_INFERENCE if st.inference else
+               (CM_MULTI if multi else CM_DEFAULT) if st.grad else CM_NO_GRAD)
+        if src._base is not None:
+            t._base = src._base
+            prev = src._cm
+            if new == CM_DEFAULT or prev == CM_INFERENCE:
+                new = prev
+        else:
+            t._base = src
+        t._cm = new
         t._av = src._vc.v
     x = src._x
     if x is not None and x.inference:
@@ -527,31 +547,68 @@ def _view_of(src: Tensor, data, differentiable: bool = True) -> Tensor:
 
 
 def _refresh_view(t: Tensor) -> bool:
-    """PyTorch's view + in-place detection: once the buffer of a differentiable view was
-    modified in place after the view's grad_fn was set (through its base or another view), the
-    view's grad_fn becomes an AsStridedBackward0 over its base's current history. Returns the
-    view's requires_grad."""
-    v = t._vc.v
-    try:
-        av = t._av
-    except AttributeError:
-        return t._rg
-    if av == v:
-        return t._rg
+    """PyTorch's view + in-place detection, run wherever a view's history is read: once the
+    buffer of a differentiable view was modified in place after the view's grad_fn was set
+    (through its base or another view), the view's grad_fn becomes an AsStridedBackward0 over its
+    base's current history. Returns whether the view requires grad."""
     base = t._base
-    if not base._rg:
+    if t._av == t._vc.v:
+        return t._rg or base._rg
+    if t._fn is None and not base._rg:
         return t._rg
+    if t._cm:
+        raise view_rebase_error(t, direct=False)
     from ._ops.views import as_strided_node
+    set_history(t, as_strided_node(t, base), 0)
+    t._av = t._vc.v
+    return True
+
+
+def set_history(t: Tensor, fn, onr: int) -> None:
+    """Give ``t`` a new grad_fn (an in-place op, or a view's refreshed history). As in PyTorch,
+    ``retain_grad`` follows the tensor to its new grad_fn; hooks stay with the old one."""
     old, old_nr = t._fn, t._onr
-    t._fn = as_strided_node(t, base)
-    t._onr = 0
-    t._rg = True
-    t._av = v
-    if old is not None and old._h is not None and t.retains_grad:
+    t._fn, t._onr, t._rg = fn, onr, True
+    if old is not None and old._h is not None and old is not fn and t.retains_grad:
         hook = old._h.retains.pop(old_nr, None)
         if hook is not None:
-            t._fn._hooks().retains[0] = hook
-    return True
+            fn._hooks().retains[onr] = hook
+
+
+_CM_TEXT = {CM_NO_GRAD: ("no_grad mode", "with grad mode enabled", "no_grad block"),
+            CM_INFERENCE: ("inference mode", "in normal mode", "inference_mode block")}
+
+
+def view_rebase_error(t: Tensor, direct: bool) -> RuntimeError:
+    """PyTorch's refusal of an in-place change that would rebase a view created in a special
+    way (``handle_view_on_rebase``)."""
+    import re
+    cm = t._cm
+    fn = t._fn
+    short = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
+    what = ("is being modified inplace" if direct else
+            "its base or another view of its base has been modified inplace")
+    if cm in _CM_TEXT:
+        made, mode, block = _CM_TEXT[cm]
+        head = (f"Output {t._onr} of {short} is a view of a view which was created in {made}"
+                if fn is not None else f"A view was created in {made}")
+        return RuntimeError(
+            f"{head} and {what} {mode}. Given that this use case is ambiguous and error-prone, "
+            f"it is forbidden. You can clarify your code by moving both the view and the inplace "
+            f"either both inside the {block} (if you don't want the inplace to be tracked) or "
+            "both outside (if you want the inplace to be tracked).")
+    head = f"Output {t._onr} of {short} is a view and {what}."
+    if cm == CM_MULTI:
+        return RuntimeError(
+            f"{head} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one.")
+    return RuntimeError(
+        f"{head} This view was created inside a custom Function (or because an input was "
+        "returned as-is) and the autograd logic to handle view+inplace would override the "
+        "custom backward associated with the custom Function, leading to incorrect gradients. "
+        "This behavior is forbidden. You can fix this by cloning the output of the custom "
+        "Function.")
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, Version, _make
+from .._tensor import Tensor, Version, _make, _refresh_view, set_history, view_rebase_error
 from ..autograd.grad_mode import STATE
 from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
 
@@ -103,8 +103,10 @@ def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
 
 # ---- in-place ---------------------------------------------------------------------------
 
-def check_inplace(self: Tensor) -> None:
-    """PyTorch's refusals for in-place ops on tensors autograd needs intact."""
+def check_inplace(self: Tensor, others: tuple = ()) -> None:
+    """PyTorch's refusals for in-place ops on tensors autograd needs intact, in its order: a view
+    created in a special way, a view of a leaf, a leaf. ``others`` are the op's other operands
+    (a no-grad view written with a tensor that requires grad is refused too)."""
     x = self._x
     if x is not None and x.inference and not STATE.inference:
         raise RuntimeError(
@@ -113,27 +115,26 @@ def check_inplace(self: Tensor) -> None:
             "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if not STATE.grad:
         return
-    if self._rg and self._fn is None:
-        if self._base is not None:
+    base = self._base
+    if base is not None:
+        rg = self._rg or self._fn is not None or base._rg
+        if not rg and not any(isinstance(o, Tensor) and o.requires_grad for o in others):
+            return
+        if self._cm:
+            raise view_rebase_error(self, direct=True)
+        if base._rg and base._fn is None:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation.")
+    if self._rg and self._fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    base = self._base
-    if base is not None and base._rg and base._fn is None:
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation.")
-    fn = self._fn
-    if fn is not None and fn.n_out > 1 and getattr(fn, "is_view", False):
-        from ..autograd.graph import _short_name
-        raise RuntimeError(
-            f"Output {self._onr} of {_short_name(fn)} is a view and is being modified inplace. "
-            "This "
-            "view is the output of a function that returns multiple views. Such functions do not "
-            "allow the output views to be modified inplace. You should replace the inplace "
-            "operation by an out-of-place one.")
+
+
+def records(inputs) -> bool:
+    """Whether an in-place op on ``inputs`` (self first) is recorded: grad mode is on and one of
+    them requires grad (a view counts its base)."""
+    return STATE.grad and any(isinstance(t, Tensor) and t.requires_grad for t in inputs)
 
 
 def _cast_result(self: Tensor, out: np.ndarray, rt) -> np.ndarray:
@@ -165,8 +166,8 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
             int_to_float: bool = False) -> Tensor:
     """Run ``op`` out of place, write the result into ``self``, bump its version and, when
     recording, make ``self`` (or, for a view, its base) take the op's node as history."""
-    check_inplace(self)
     others = tuple(to_operand(o) for o in others)
+    check_inplace(self, others)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
         if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
@@ -190,9 +191,7 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     _check_shape(self, out)
     out = _cast_result(self, out, rt)
     inputs = (self,) + others
-    record = STATE.grad and any(isinstance(t, Tensor) and t._rg for t in inputs) or (
-        STATE.grad and self._base is not None and self._base._rg)
-    return commit(op, self, inputs, params, out, record)
+    return commit(op, self, inputs, params, out, records(inputs))
 
 
 def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:
@@ -216,6 +215,8 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
     """Write ``out`` into ``self`` and rebase its history onto ``op``'s node when recording."""
     node = None
     if record:
+        if self._base is not None:
+            _refresh_view(self)   # the op's input is the view's current history
         # saved inputs keep their pre-write versions; a saved output records the post-write
         # one; a formula needing self's old value gets a copy of it (PyTorch's original_self)
         res = _make(self._data, self._vc, False, None)
@@ -251,9 +252,7 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
             from .views import rebase_view
             rebase_view(self, node)
         else:
-            self._fn = node
-            self._onr = 0
-            self._rg = True
+            set_history(self, node, 0)
     if fw is not None:
         from ..autograd.forward_ad import _remember
         if self._base is not None:
@@ -289,6 +288,7 @@ __all__ = [
     "commit",
     "inplace",
     "promoted",
+    "records",
     "to_operand",
     "unary",
 ]

@@ -86,14 +86,22 @@ def edge(t) -> tuple:
     """The edge a node keeps for input ``t``: (node, input_nr, shape, ndarray dtype)."""
     if type(t) is not Tensor and not isinstance(t, Tensor):
         return NO_EDGE
-    if t._base is not None:
-        _refresh_view(t)  # a view whose buffer was modified in place: fresh grad_fn
-    if not t._rg:
+    if not (t._rg if t._base is None else _refresh_view(t)):
         return NO_EDGE
+    return _edge_of(t)
+
+
+def _edge_of(t) -> tuple:
+    """``t``'s edge once it is known to require grad (a view's history already refreshed). A
+    view without history (made in no_grad mode, or before its base required grad) requires grad
+    but leads nowhere, as in PyTorch."""
     fn = t._fn
+    d = t._data
     if fn is None:
-        return (acc_node(t), 0, t._data.shape, t._data.dtype)
-    return (fn, t._onr, t._data.shape, t._data.dtype)
+        if t._base is not None and not t._rg:
+            return NO_EDGE
+        return (acc_node(t), 0, d.shape, d.dtype)   # a leaf (a view made one by requires_grad_)
+    return (fn, t._onr, d.shape, d.dtype)
 
 
 def _save(t):
@@ -147,11 +155,7 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
 
 def _edge_rec(t) -> tuple:
     if isinstance(t, Tensor) and (t._rg if t._base is None else _refresh_view(t)):
-        fn = t._fn
-        d = t._data
-        if fn is None:
-            return (acc_node(t), 0, d.shape, d.dtype)
-        return (fn, t._onr, d.shape, d.dtype)
+        return _edge_of(t)
     return NO_EDGE
 
 
@@ -179,13 +183,10 @@ def wrap_outputs(op: Op, inputs, params, out):
         if isinstance(t, Tensor):
             if t._fw is not None:
                 tangent = True
-            if grad_on and (t._rg or t._base is not None and _refresh_view(t)):
+            if grad_on and (t._rg if t._base is None else _refresh_view(t)):
                 if edges is None:
                     edges = [NO_EDGE] * len(inputs)
-                fn = t._fn
-                d = t._data
-                edges[i] = ((acc_node(t), 0, d.shape, d.dtype) if fn is None
-                            else (fn, t._onr, d.shape, d.dtype))
+                edges[i] = _edge_of(t)
         i += 1
     rec = edges is not None
     if op.n_out == 1:
@@ -196,7 +197,7 @@ def wrap_outputs(op: Op, inputs, params, out):
                       Version(), False, None)
         res = (r,)
     elif op.is_view:
-        res = [_view_of(inputs[0], o) for o in out]
+        res = [_view_of(inputs[0], o, multi=True) for o in out]
     else:
         res = [_make(o if isinstance(o, np.ndarray) or type(o) is _BA else np.asarray(o),
                      Version(), False, None) for o in out]
@@ -208,7 +209,8 @@ def wrap_outputs(op: Op, inputs, params, out):
                 r._rg = True
                 r._fn = node
                 r._onr = k
-    elif st.inference:
+    elif st.inference and not (op.is_view and not inputs[0].is_inference()):
+        # a view of a normal tensor made in inference mode is a normal tensor, as in PyTorch
         for r in res:
             r._extra().inference = True
     if tangent:
@@ -230,11 +232,8 @@ def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
     r = _make(out, Version(), False, None)
     st = STATE
     if st.grad:
-        if x._rg or x._base is not None and _refresh_view(x):
-            fn = x._fn
-            d = x._data
-            e = (acc_node(x), 0, d.shape, d.dtype) if fn is None else (fn, x._onr, d.shape,
-                                                                        d.dtype)
+        if x._rg if x._base is None else _refresh_view(x):
+            e = _edge_of(x)
             r._fn = make_node(op, inputs, params, (r,), (e,) if scalar is None else (e, NO_EDGE))
             r._rg = True
     elif st.inference:

@@ -8,8 +8,7 @@ from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
-from ..autograd.grad_mode import STATE
-from ._dispatch import check_inplace, commit, to_operand
+from ._dispatch import check_inplace, commit, records, to_operand
 from ._registry import Op, apply, method, ns_fn
 
 __all__ = ["clone", "to", "view_dtype"]
@@ -142,8 +141,8 @@ COPY.node.name = lambda self: "ember::autograd::CopyBackwards"
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """``Tensor.copy_``: write ``src`` (broadcast, cast) into ``self`` in place."""
-    check_inplace(self)
     src = to_operand(src)
+    check_inplace(self, (src,))
     if isinstance(src, Tensor):
         try:
             np.broadcast_shapes(src._data.shape, self._data.shape)
@@ -160,9 +159,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = _copy_fwd(self._data, src._data if isinstance(src, Tensor) else src)
     inputs = (self, src)
-    record = STATE.grad and (self._rg or isinstance(src, Tensor) and src._rg or (
-        self._base is not None and self._base._rg))
-    return commit(COPY, self, inputs, (), out, record)
+    return commit(COPY, self, inputs, (), out, records(inputs))
 
 
 def _last(a, b):
@@ -197,8 +194,7 @@ def fill_(self: Tensor, value) -> Tensor:
         value = value.item()
     check_inplace(self)
     out = np.full(self._data.shape, value, self._data.dtype)
-    record = STATE.grad and (self._rg or (self._base is not None and self._base._rg))
-    return commit(FILL, self, (self,), (value,), out, record)
+    return commit(FILL, self, (self,), (value,), out, records((self,)))
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -13,8 +13,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor, Version, _make, _wrap_dim
-from ..autograd.grad_mode import STATE
-from ._dispatch import _type_name, check_inplace, commit, inplace
+from ._dispatch import _type_name, check_inplace, commit, inplace, records
 from ._registry import Op, apply, method, ns_fn
 from .views import getitem_basic, select
 
@@ -302,11 +301,10 @@ def _setitem(self: Tensor, key, value) -> None:
 
 def _index_put_(self: Tensor, key, values: Tensor, accumulate: bool) -> Tensor:
     _check_put(self, key, values)
-    check_inplace(self)
+    check_inplace(self, (values,))
     out = _index_put_fwd(self._data, values._data, key, accumulate)
-    record = STATE.grad and (self._rg or values._rg or (
-        self._base is not None and self._base._rg))
-    return commit(INDEX_PUT, self, (self, values), (key, accumulate), out, record)
+    return commit(INDEX_PUT, self, (self, values), (key, accumulate), out,
+                  records((self, values)))
 
 
 def _check_put(self: Tensor, key, values: Tensor) -> None:

@@ -21,6 +21,7 @@ from ._dispatch import (
     commit,
     inplace,
     promoted,
+    records,
     to_operand,
 )
 from ._registry import Op, method, ns_fn, wrap_outputs
@@ -107,16 +108,14 @@ def nary(op: Op, operands, params=(), int_to_float: bool = False):
 
 def nary_(op: Op, self: Tensor, others, params=(), int_to_float: bool = False) -> Tensor:
     """The in-place form of ``nary``: result cast into ``self`` (never to a lower category)."""
-    check_inplace(self)
     others = tuple(o if o is None or isinstance(o, Tensor) else to_operand(o) for o in others)
+    check_inplace(self, others)
     inputs = (self,) + others
     datas, rt = _promote_all(inputs, int_to_float)
     out = np.asarray(op.fwd(*datas, *params))
     _check_shape(self, out)
     out = _cast_result(self, out, rt.np)
-    record = STATE.grad and (any(isinstance(t, Tensor) and t._rg for t in inputs) or (
-        self._base is not None and self._base._rg))
-    return commit(op, self, inputs, params, out, record)
+    return commit(op, self, inputs, params, out, records(inputs))
 
 
 def _nodiff(out) -> Tensor:
@@ -412,8 +411,7 @@ def _clamp_(self: Tensor, min=None, max=None) -> Tensor:
         raise RuntimeError(f"result type {_type_name(rt)} can't be cast to the desired output "
                            f"type {_scalar_name(self.dtype)}")
     out = _cast_result(self, CLAMP_S.fwd(x, lo2, hi2), rt.np)
-    record = STATE.grad and (self._rg or self._base is not None and self._base._rg)
-    return commit(CLAMP_S, self, (self,), (lo2, hi2), out, record)
+    return commit(CLAMP_S, self, (self,), (lo2, hi2), out, records((self,)))
 
 
 clip = clamp
@@ -434,8 +432,7 @@ def _bound_op(op_s, op_t, name):
         check_inplace(self)
         (x, b), rt = _promote_all((self, bound))
         out = _cast_result(self, op_s.fwd(x, b), rt.np)
-        record = STATE.grad and (self._rg or self._base is not None and self._base._rg)
-        return commit(op_s, self, (self,), (b,), out, record)
+        return commit(op_s, self, (self,), (b,), out, records((self,)))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.{name}``."
     return f, f_

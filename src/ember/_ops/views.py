@@ -661,7 +661,8 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 
 def _unbind_fwd(x, dim, n, in_shape):
-    return tuple(np.moveaxis(x, dim, 0))
+    m = np.moveaxis(x, dim, 0)
+    return tuple(m[i, ...] for i in range(n))   # 0-dim results stay views, not NumPy scalars
 
 
 def _unbind_jvp(ns, tangents, primals, outs, dim, n, in_shape):
@@ -690,28 +691,38 @@ def imag(input: Tensor) -> Tensor:
     return apply(IMAG, (input,))
 
 
+def _complex_of_pairs(x):
+    return np.ascontiguousarray(x).view(np.complex128 if x.dtype == np.float64
+                                        else np.complex64)[..., 0]
+
+
+def _real_pairs(x):
+    return _pairs(x) if type(x) is np.ndarray else x.view(x.real.dtype).reshape(x.shape + (2,))
+
+
+VIEW_AS_REAL = Op("view_as_real", _real_pairs, lambda ns, g, need: (ns.view_as_complex(g),),
+                  linear=True, is_view=True)
+VIEW_AS_COMPLEX = Op("view_as_complex", _complex_of_pairs,
+                     lambda ns, g, need: (ns.view_as_real(g),), linear=True, is_view=True)
+
+
 def view_as_real(input: Tensor) -> Tensor:
+    """``torch.view_as_real``: a complex tensor's memory as (..., 2) real pairs (a view)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    op = Op("view_as_real", lambda x: x.view(x.real.dtype).reshape(x.shape + (2,)),
-            lambda ns, g, need: (ns.view_as_complex(g),), linear=True, is_view=True)
-    return apply(op, (input,))
+    return apply(VIEW_AS_REAL, (input,))
 
 
 def view_as_complex(input: Tensor) -> Tensor:
+    """``torch.view_as_complex``: (..., 2) real pairs read as complex numbers (a view)."""
     d = input._data
     if d.shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    op = Op("view_as_complex",
-            lambda x: np.ascontiguousarray(x).view(np.complex128 if x.dtype == np.float64
-                                                   else np.complex64)[..., 0],
-            lambda ns, g, need: (ns.view_as_real(g),), linear=True, is_view=True)
-    return apply(op, (input,))
+    return apply(VIEW_AS_COMPLEX, (input,))
 
 
-ns_fn("view_as_complex", lambda g: np.ascontiguousarray(g).view(
-    np.complex128 if g.dtype == np.float64 else np.complex64)[..., 0], view_as_complex)
-ns_fn("view_as_real", lambda g: g.view(g.real.dtype).reshape(g.shape + (2,)), view_as_real)
+ns_fn("view_as_complex", _complex_of_pairs, view_as_complex)
+ns_fn("view_as_real", _real_pairs, view_as_real)
 
 
 # ---- in-place on views: CopySlices -------------------------------------------------------
@@ -767,6 +778,55 @@ ns_fn("take_flat", _take_flat_np,
 ns_fn("put_flat", _put_flat_np, lambda g, idx, v: apply(PUT_FLAT, (g, v), (idx,)))
 
 
+# A view's place in its base, for gradients of the base's shape: row-major positions
+# (``view_index``) plus a mode for views whose dtype differs from the base's. Mode 1: a real
+# view (``.real``, ``.imag``, ``view_as_real``) of a complex base, positions counted in the base's
+# (real, imag) pairs; mode 2: a complex view (``view_as_complex``) of a real base, the view's
+# pairs counted in the base.
+
+def _pairs(a: np.ndarray) -> np.ndarray:
+    """A complex array's memory as (..., 2) real pairs, for any strides."""
+    r = a.real
+    return np.lib.stride_tricks.as_strided(r, a.shape + (2,), a.strides + (r.itemsize,))
+
+
+def view_geometry(base: np.ndarray, view: np.ndarray) -> tuple:
+    """(positions, mode) of ``view`` inside ``base``."""
+    bc, vc = base.dtype.kind == "c", view.dtype.kind == "c"
+    if bc == vc:
+        return view_index(base, view), 0
+    if bc:
+        return view_index(_pairs(base), view), 1
+    return view_index(base, _pairs(view)), 2
+
+
+def geo_take(ns, G, idx, mode):
+    """The view's region of a base-shaped gradient ``G``."""
+    if mode == 0:
+        return ns.take_flat(G, idx)
+    if mode == 1:
+        return ns.take_flat(ns.view_as_real(G), idx)
+    return ns.view_as_complex(ns.take_flat(G, idx))
+
+
+def geo_put(ns, G, idx, v, mode):
+    """``G`` with the view's region replaced by ``v``."""
+    if mode == 0:
+        return ns.put_flat(G, idx, v)
+    if mode == 1:
+        return ns.view_as_complex(ns.put_flat(ns.view_as_real(G), idx, v))
+    return ns.put_flat(G, idx, ns.view_as_real(v))
+
+
+def geo_scatter(ns, g, idx, base_shape, mode):
+    """A base-shaped gradient from the view's gradient ``g`` (overlapping positions sum)."""
+    if mode == 0:
+        return ns.scatter_add_flat(g, idx, base_shape)
+    if mode == 1:
+        return ns.view_as_complex(ns.scatter_add_flat(g, idx, tuple(base_shape) + (2,)))
+    return ns.scatter_add_flat(ns.view_as_real(g), idx, base_shape)
+
+
 class CopySlices(Node):
     """The base's new history after an in-place op on one of its views: the gradient for the
     view's region goes through the in-place op's node, the rest flows to the old history."""
@@ -779,28 +839,34 @@ class CopySlices(Node):
 
     def _apply(self, grads, graph: bool):
         from ..autograd.engine import call_node
-        idx, inner = self._params
+        idx, mode, inner = self._params
         G = grads[0]
         ns = EM if graph else NP
-        region = ns.take_flat(G, idx)
+        region = geo_take(ns, G, idx, mode)
         res = call_node(inner, [region], graph)
         g_self = res[0] if res[0] is not None else ns.zeros_of(region, region.shape)
-        out = ns.put_flat(G, idx, g_self)
+        out = geo_put(ns, G, idx, g_self, mode)
         return (out,) + tuple(res[1:])
 
 
-AS_STRIDED_NODE = type("AsStridedBackward0", (Node,), {"__slots__": (), "op": AS_STRIDED})
+def _view_history_vjp(ns, g, need, size, stride, offset, in_shape, idx, mode):
+    return (geo_scatter(ns, g, idx, in_shape, mode),)
+
+
+VIEW_HISTORY = Op("view_history", None, _view_history_vjp, node="AsStridedBackward0",
+                  names=("size", "stride", "storage_offset", "self_sym_sizes"))
 
 
 def as_strided_node(view: Tensor, base: Tensor):
-    """An AsStridedBackward0 node taking ``view``'s region out of ``base``'s history."""
-    idx = view_index(base._data, view._data)
-    vs = view._data
-    vn = object.__new__(AS_STRIDED_NODE)
+    """An AsStridedBackward0 node taking ``view``'s region out of ``base``'s history: a view's
+    grad_fn once its buffer was changed in place behind its back."""
+    idx, mode = view_geometry(base._data, view._data)
+    vn = object.__new__(VIEW_HISTORY.node)
     vn._seq = next_seq()
     vn._h = None
     vn._saved = ()
-    vn._params = (vs.shape, view.stride(), view.storage_offset(), base._data.shape, idx)
+    vn._params = (view._data.shape, view.stride(), view.storage_offset(), base._data.shape, idx,
+                  mode)
     vn._next = (edge(base),)
     return vn
 
@@ -808,16 +874,17 @@ def as_strided_node(view: Tensor, base: Tensor):
 def rebase_view(view: Tensor, node) -> None:
     """Make ``view``'s base take a CopySlices node over ``node`` as history, and ``view`` a view
     of that new history."""
+    from .._tensor import set_history
     base = view._base
-    idx = view_index(base._data, view._data)
+    idx, mode = view_geometry(base._data, view._data)
     cs = object.__new__(CopySlices)
     cs._seq = next_seq()
     cs._h = None
     cs._saved = ()
-    cs._params = (idx, node)
+    cs._params = (idx, mode, node)
     cs._next = (edge(base),) + node._next[1:]
-    base._fn, base._onr, base._rg = cs, 0, True
-    view._fn, view._onr, view._rg = as_strided_node(view, base), 0, True
+    set_history(base, cs, 0)
+    set_history(view, as_strided_node(view, base), 0)
     view._av = view._vc.v
 
 

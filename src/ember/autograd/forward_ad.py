@@ -94,8 +94,12 @@ def _primal(t):
     from .._tensor import _make
     if t._fw is None:
         return t
+    if t._base is not None:
+        from .._tensor import _refresh_view
+        _refresh_view(t)
     p = _make(t._data, t._vc, t._rg, t._fn, t._onr)
-    p._base = t._base
+    if t._base is not None:
+        p._base, p._av, p._cm = t._base, t._av, t._cm
     if t._rg and t._fn is None:
         from .._ops._registry import acc_node
         p._acc = weakref.ref(acc_node(t))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 
-from .._tensor import Tensor, Version, _make
+from .._tensor import CM_CUSTOM, Tensor, Version, _make, _view_of
 from .grad_mode import STATE, no_grad
 from .graph import Node, _seq, version_error
 
@@ -240,8 +240,9 @@ def _uses_setup_context(cls) -> bool:
 def _apply(cls, args, kwargs):
     ctx = cls._backward_cls()
     tensor_args = [a for a in args if isinstance(a, Tensor)]
-    record = STATE.grad and any(t._rg for t in tensor_args)
-    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg and STATE.grad for a in args)
+    record = STATE.grad and any(t.requires_grad for t in tensor_args)
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad and STATE.grad
+                                 for a in args)
     ctx._arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
     with no_grad():
         if _uses_setup_context(cls):
@@ -268,7 +269,7 @@ def _apply(cls, args, kwargs):
             new_outs.append(o)
             continue
         if id(o) in input_ids and id(o) not in dirty:
-            o = _make(o._data, o._vc, False, None)   # an input returned as is: a fresh alias
+            o = _view_of(o, o._data)   # an input returned as is: a view of it, as in PyTorch
         new_outs.append(o)
     ctx._out_meta = tuple((o._data.shape, o.dtype) if isinstance(o, Tensor) else None
                           for o in new_outs)
@@ -281,6 +282,9 @@ def _apply(cls, args, kwargs):
             if not (o.is_floating_point() or o.is_complex()):
                 continue
             o._fn, o._onr, o._rg = ctx, k, True
+            if o._base is not None:
+                # a view made by the Function: modifying it in place would bypass its backward
+                o._cm, o._av = CM_CUSTOM, o._vc.v
         _save(ctx, new_outs, outs)
     else:
         ctx._saved = ()
