@@ -354,3 +354,97 @@ def test_answer_does_not_depend_on_reading_grad_fn():
         v.sum().backward()
         return a.grad
     assert norm(f(ember, True)) == norm(f(ember, False)) == norm(f(torch, False))
+
+
+# ---- 4. forward AD through in-place ops: a view's tangent is a view of its base's -------------
+
+def _fw(body):
+    def f(M):
+        fa = M.autograd.forward_ad
+        with fa.dual_level():
+            x = fa.make_dual(M.tensor([1., -2., 3.], dtype=M.float64),
+                             M.tensor([1., 10., 100.], dtype=M.float64))
+            r = body(M, x)
+            return [(t, fa.unpack_dual(t).tangent) for t in (r if isinstance(r, tuple) else (r,))]
+    return f
+
+
+def _fw_no_grad(M, x):
+    y = x * 1
+    with M.no_grad():
+        y.mul_(2)
+    return y
+
+
+def _fw_view_then_base_inplace(M, x):
+    y = x * 1
+    v = y[1:]
+    y.mul_(2)
+    return v, y
+
+
+def _fw_view_inplace_in_no_grad(M, x):
+    y = x * 1
+    v = y[1:]
+    with M.no_grad():
+        v.mul_(2)
+    return y, v
+
+
+def _fw_sibling(M, x):
+    y = x * 1
+    a, b = y[:2], y[1:]
+    a.mul_(3)
+    return b, y
+
+
+FORWARD = {
+    "iadd_self": lambda M, x: (lambda y: (y.__iadd__(y), y)[1])(x * 1),
+    "add_alpha": lambda M, x: (lambda y: (y.add_(x, alpha=3), y)[1])(x * 1),
+    "clamp_": lambda M, x: (lambda y: (y.clamp_(-1, 2), y)[1])(x * 1),
+    "setitem_on_view": lambda M, x: (lambda y: (y[1:].__setitem__(0, 5.), y, y[1:])[1:])(x * 1),
+    "no_grad_inplace": _fw_no_grad,
+    "view_then_base_inplace": _fw_view_then_base_inplace,
+    "view_inplace_in_no_grad": _fw_view_inplace_in_no_grad,
+    "sibling_views": _fw_sibling,
+    "copy_into_plain_base_view": lambda M, x: (lambda y: (y[1:].copy_(x[:2]), y)[1])(
+        M.zeros(3, dtype=M.float64)),
+    "view_made_before_base_got_tangent": lambda M, x: (lambda y, v: (y.copy_(x), y, v)[1:])(
+        *(lambda y: (y, y[1:]))(M.zeros(3, dtype=M.float64))),
+    "setitem_column": lambda M, x: (lambda y: (y[:, 0].copy_(x), y, y.t())[1:])(
+        M.zeros(3, 2, dtype=M.float64)),
+    "complex_real_copy_": lambda M, x: (lambda y: (y.real.copy_(x), y)[1])(
+        M.zeros(3, dtype=M.complex128)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_forward_ad_inplace(name):
+    both(_fw(FORWARD[name]))
+
+
+# ---- 5. double backward through in-place ops on views -----------------------------------------
+
+def _dd(body):
+    def f(M):
+        a = M.tensor([0.5, -2., 3.], dtype=M.float64, requires_grad=True)
+        y = body(M, a)
+        g, = M.autograd.grad((y * y * y).sum(), a, create_graph=True)
+        g2, = M.autograd.grad((g * g).sum(), a)
+        return g, g2
+    return f
+
+
+DOUBLE = {
+    "clamp_on_slice": lambda M, a: (lambda x: (x[1:].clamp_(-1, 1), x)[1])(a * 1),
+    "assign_all": lambda M, a: (lambda x: (x.__setitem__(slice(None), a * a), x)[1])(a * 2),
+    "mul_slice_by_other_slice": lambda M, a: (lambda x: (x[1:].mul_(a[:2]), x)[1])(a * 1),
+    "stale_view": lambda M, a: (lambda x, v: (x.mul_(a), v)[1])(*(lambda x: (x, x[1:]))(a * a)),
+    "setitem_constant": lambda M, a: (lambda x: (x.__setitem__(0, 2.), x * a)[1])(a.clone()),
+    "sin_on_view_of_view": lambda M, a: (lambda x: (x[1:, 0].sin_(), x)[1])((a * 1).view(3, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE))
+def test_double_backward_inplace(name):
+    both(_dd(DOUBLE[name]))

@@ -292,7 +292,8 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
 
-    tangent = getattr(t, "_fw", None)
+    from .autograd.forward_ad import fw_of
+    tangent = fw_of(t)
     if tangent is not None:
         suffixes.append(f"tangent={tangent}")
 

@@ -58,6 +58,7 @@ class Tensor:
         "_data",
         "_fn",
         "_fw",
+        "_fwb",
         "_grad",
         "_onr",
         "_rg",
@@ -540,6 +541,7 @@ def _view_of(src: Tensor, data, differentiable: bool = True, multi: bool = False
             t._base = src
         t._cm = new
         t._av = src._vc.v
+        t._fwb = src if src._base is None or src._fwb is None else src._fwb
     x = src._x
     if x is not None and x.inference:
         t._extra().inference = True

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _make, _refresh_view, set_history, view_rebase_error
+from ..autograd.forward_ad import fw_of, write_tangent
 from ..autograd.grad_mode import STATE
 from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
 
@@ -203,7 +204,7 @@ def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:
     if st.grad and (self._rg or isinstance(other, Tensor) and other._rg or (
             self._base is not None and self._base._rg)):
         return False
-    if self._fw is not None or isinstance(other, Tensor) and other._fw is not None:
+    if st.fw_level >= 0:
         return False
     d = self._data
     return (da is d and rt == d.dtype and type(d) is np.ndarray and d.flags.writeable
@@ -226,7 +227,8 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
             to_save = (orig,) + tuple(inputs[1:])
         node = make_node(op, to_save, params, (res,))
     fw = None
-    if any(isinstance(t, Tensor) and t._fw is not None for t in inputs):
+    if STATE.fw_level >= 0 and any(isinstance(t, Tensor) and fw_of(t) is not None
+                                   for t in inputs):
         from ..autograd.forward_ad import apply_jvp
         tmp = _make(out, Version(), False, None)
         apply_jvp(op, inputs, params, [tmp])
@@ -254,11 +256,7 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
         else:
             set_history(self, node, 0)
     if fw is not None:
-        from ..autograd.forward_ad import _remember
-        if self._base is not None:
-            _write_base_tangent(self._base, self, fw)
-        self._fw = fw
-        _remember(self)
+        write_tangent(self, fw)
     return self
 
 

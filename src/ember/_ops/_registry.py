@@ -21,6 +21,7 @@ import numpy as np
 from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _refresh_view, _view_of
 from ..autograd import engine as _engine
+from ..autograd.forward_ad import fw_of
 from ..autograd.grad_mode import STATE
 from ..autograd.graph import AccumulateGrad, Node
 
@@ -176,12 +177,13 @@ def wrap_outputs(op: Op, inputs, params, out):
     it, and computing forward-mode tangents when an input carries one."""
     st = STATE
     grad_on = st.grad
+    fwd = st.fw_level >= 0
     edges = None
     tangent = False
     i = 0
     for t in inputs:
         if isinstance(t, Tensor):
-            if t._fw is not None:
+            if fwd and (t._fw is not None or t._base is not None and fw_of(t) is not None):
                 tangent = True
             if grad_on and (t._rg if t._base is None else _refresh_view(t)):
                 if edges is None:
@@ -227,7 +229,7 @@ def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
     """``wrap_outputs`` for the commonest calls: one tensor input (and maybe a Python number
     as second operand), one plain output, no tangent. Anything else goes the general way."""
     inputs = (x,) if scalar is None else (x, scalar)
-    if op.n_out != 1 or op.is_view or x._fw is not None or not isinstance(out, np.ndarray):
+    if op.n_out != 1 or op.is_view or STATE.fw_level >= 0 or not isinstance(out, np.ndarray):
         return wrap_outputs(op, inputs, params, out)
     r = _make(out, Version(), False, None)
     st = STATE

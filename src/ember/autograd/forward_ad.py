@@ -56,6 +56,106 @@ def _remember(t) -> None:
     STATE.fw_tensors.append(weakref.ref(t))
 
 
+# A view's tangent is a view of its owner's tangent, as in PyTorch: the owner is the view's base,
+# or the dual tensor it was taken from (``make_dual``'s result owns its tangent). Owners keep
+# tangents laid out like their data, so a view's tangent sits at the view's offset and strides,
+# and an in-place op writes its tangent into that memory: base, views and siblings stay in step.
+
+def fw_of(t):
+    """``t``'s tangent (None without one); a view's is derived from its owner's on first use."""
+    fw = t._fw
+    if fw is not None or t._base is None:
+        return fw
+    o = t._fwb
+    if o is None or o._fw is None or STATE.fw_level < 0:
+        return None
+    data = _tangent_view(o._fw._data, o._data, t._data)
+    if data is None:
+        return None
+    from .._tensor import Version, _make
+    fw = t._fw = _make(data, Version(), False, None)
+    _remember(t)
+    return fw
+
+
+def owner(t):
+    """The tensor that holds the tangent memory ``t``'s tangent lives in."""
+    return t if t._base is None or t._fwb is None else t._fwb
+
+
+def _addr(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _tangent_view(T, D, V):
+    """The part of tangent array ``T`` (laid out like data ``D``) where view ``V`` of ``D``
+    sits, as an ndarray view; None where no such view exists."""
+    import numpy as np
+    if type(T) is not np.ndarray or T.strides != D.strides or T.shape != D.shape:
+        return None
+    root = T
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    try:
+        return np.ndarray(V.shape, V.dtype, buffer=root, strides=V.strides,
+                          offset=_addr(T) - _addr(root) + _addr(V) - _addr(D))
+    except (TypeError, ValueError):
+        return None
+
+
+def match_layout(g, d):
+    """Tangent array ``g`` laid out like data ``d`` (and writable): ``g`` itself when it is."""
+    import numpy as np
+    if type(g) is not np.ndarray or type(d) is not np.ndarray:
+        return g
+    if g.shape == d.shape and g.strides == d.strides and g.flags.writeable:
+        return g
+    out = zeros_like_layout(d)
+    if out is None:
+        return np.array(np.broadcast_to(g, d.shape))
+    np.copyto(out, g, casting="unsafe")
+    return out
+
+
+def zeros_like_layout(d):
+    """Zeros with exactly ``d``'s strides (None for negative strides)."""
+    import numpy as np
+    if d.flags.c_contiguous or d.flags.f_contiguous:
+        return np.zeros_like(d, order="K")
+    if any(s < 0 for s in d.strides):
+        return None
+    extent = sum((n - 1) * s for n, s in zip(d.shape, d.strides)) // d.itemsize + 1 \
+        if d.size else 0
+    buf = np.zeros(extent, d.dtype)
+    return np.lib.stride_tricks.as_strided(buf, d.shape, d.strides)
+
+
+def write_tangent(t, fw) -> None:
+    """An in-place op gave ``t`` the tangent ``fw``: write it into ``t``'s tangent memory (made
+    as zeros in its owner first if there was none)."""
+    import numpy as np
+
+    from .._tensor import Version, _make
+    if not (t.is_floating_point() or t.is_complex()):
+        return
+    tgt = fw_of(t)
+    if tgt is None:
+        o = owner(t)
+        z = zeros_like_layout(o._data) if type(fw._data) is np.ndarray else None
+        if z is not None:
+            o._fw = _make(z, Version(), False, None)
+            _remember(o)
+            tgt = fw_of(t)
+    if tgt is None or type(fw._data) is not np.ndarray or not tgt._data.flags.writeable:
+        from .._ops._dispatch import _write_base_tangent
+        if t._base is not None:
+            _write_base_tangent(t._base, t, fw)
+        t._fw = fw
+        _remember(t)
+        return
+    np.copyto(tgt._data, fw._data, casting="unsafe")
+
+
 def make_dual(tensor, tangent, *, level: int | None = None):
     """A view of ``tensor`` carrying ``tangent`` as its forward gradient."""
     if STATE.fw_level < 0:
@@ -76,30 +176,35 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             f"{list(tangent._data.shape)}.".replace("'", ""))
     # a differentiable view (ViewBackward0 when recorded), as in PyTorch
     from .._ops.views import view
+    from .._tensor import Version, _make
     out = view(tensor, tensor._data.shape)
-    out._fw = tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype)
+    tg = tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype)
+    data = match_layout(tg._data, tensor._data)
+    out._fw = tg if data is tg._data else _make(data, Version(), False, None)
+    out._fwb = None   # the dual owns its tangent
     _remember(out)
     return out
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     """The primal (a view without tangent) and the tangent of a dual tensor."""
-    if tensor._fw is None:
+    fw = fw_of(tensor)
+    if fw is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_primal(tensor), tensor._fw)
+    return UnpackedDualTensor(_primal(tensor), fw)
 
 
 def _primal(t):
     """An alias of ``t`` with the same autograd identity but no tangent."""
     from .._tensor import _make
-    if t._fw is None:
+    if fw_of(t) is None:
         return t
     if t._base is not None:
         from .._tensor import _refresh_view
         _refresh_view(t)
     p = _make(t._data, t._vc, t._rg, t._fn, t._onr)
     if t._base is not None:
-        p._base, p._av, p._cm = t._base, t._av, t._cm
+        p._base, p._av, p._cm, p._fwb = t._base, t._av, t._cm, None
     if t._rg and t._fn is None:
         from .._ops._registry import acc_node
         p._acc = weakref.ref(acc_node(t))
@@ -112,7 +217,7 @@ def apply_jvp(op, inputs, params, outs) -> None:
     from .._tensor import Tensor
     if STATE.fw_level < 0:
         return
-    tangents = [t._fw if isinstance(t, Tensor) else None for t in inputs]
+    tangents = [fw_of(t) if isinstance(t, Tensor) else None for t in inputs]
     primals = [_primal(t) if isinstance(t, Tensor) else t for t in inputs]
     plain_outs = list(outs)
     if op.linear:
@@ -146,9 +251,11 @@ def apply_jvp(op, inputs, params, outs) -> None:
         o, tg = outs[k], rs[k]
         if tg is None or not (o.is_floating_point() or o.is_complex()):
             continue
-        if tg._data.shape != o._data.shape:
-            tg = tg.expand(o._data.shape)
         if tg._data.dtype != o._data.dtype:
             tg = tg.to(o.dtype)
+        data = match_layout(tg._data, o._data)
+        if data is not tg._data:
+            from .._tensor import Version, _make
+            tg = _make(data, Version(), False, None)
         o._fw = tg
         _remember(o)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 from .._tensor import CM_CUSTOM, Tensor, Version, _make, _view_of
+from .forward_ad import fw_of
 from .grad_mode import STATE, no_grad
 from .graph import Node, _seq, version_error
 
@@ -288,7 +289,7 @@ def _apply(cls, args, kwargs):
         _save(ctx, new_outs, outs)
     else:
         ctx._saved = ()
-    if STATE.fw_level >= 0 and any(t._fw is not None for t in tensor_args):
+    if STATE.fw_level >= 0 and any(fw_of(t) is not None for t in tensor_args):
         _forward_ad(cls, ctx, args, new_outs)
     if single:
         return new_outs[0]
@@ -321,7 +322,7 @@ def _save(ctx, new_outs, raw_outs) -> None:
 
 def _forward_ad(cls, ctx, args, outs) -> None:
     from .forward_ad import _remember
-    tangents = [a._fw if isinstance(a, Tensor) else None for a in args]
+    tangents = [fw_of(a) if isinstance(a, Tensor) else None for a in args]
     ctx._in_jvp = True
     try:
         res = cls.jvp(ctx, *tangents)   # in grad mode, as PyTorch: forward-over-reverse works
