@@ -7,7 +7,8 @@ import threading
 
 class _State(threading.local):
     def __init__(self) -> None:
-        self.grad = True          # grad mode
+        self.grad = True          # grad mode: operations are recorded
+        self.grad_asked = False   # grad mode asked for inside inference mode (which still wins)
         self.inference = False    # inference mode
         self.fw_level = -1        # innermost forward-AD dual level, -1 when none
         self.fw_tensors = []      # weak references to tensors given a tangent at that level

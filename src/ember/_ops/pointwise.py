@@ -326,7 +326,7 @@ def _sigmoid_np(x):
         # half types: compute in float32 and round once, as PyTorch does
         return _sigmoid_np(x.astype(np.float32)).astype(x.dtype)
     # exp(-x) overflows to inf for very negative x, where 1 / (1 + inf) is the exact 0
-    e = np.exp(-x)
+    e = np.asarray(np.exp(-x))   # (NumPy returns a scalar for a 0-dim input)
     e += 1
     return np.reciprocal(e, out=e)
 

@@ -259,6 +259,7 @@ def fmod(input, other, *, out=None) -> Tensor:
 
 def _atan2_vjp(ns, g, need, a, b):
     rec = 1 / (a * a + b * b)
+    rec = ns.where(ns.data_fn(np.isinf, rec), 0, rec)   # PyTorch's finite gradient at (0, 0)
     return (g * b * rec if need[0] else None, g * -a * rec if need[1] else None)
 
 

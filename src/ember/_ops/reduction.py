@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _make, _wrap_dim
+from ..autograd.grad_mode import STATE
 from ._registry import Op, apply, method, ns_fn, wrap_outputs
 
 __all__ = [
@@ -205,6 +206,9 @@ SUM_DIM = Op("sum_dim", _sum_fwd, _sum_vjp, linear=True, node="SumBackward1",
 
 def _acc_dtype(x: Tensor, dtype) -> np.dtype:
     if dtype is not None:
+        if not (dtype.is_floating_point or dtype.is_complex) and STATE.grad and x.requires_grad:
+            from ._dispatch import _type_name
+            raise RuntimeError(f"Autograd not support dtype: {_type_name(dtype)}")
         return dtype.np
     k = x._data.dtype.kind
     return np.dtype(np.int64) if k in "iub" else x._data.dtype
@@ -225,8 +229,8 @@ def _mean_fwd(x, dims, keepdim, npd, in_shape):
 
 
 def _mean_vjp(ns, g, need, dims, keepdim, npd, in_shape):
-    n = _n_reduced(in_shape, dims)
-    return (expand_reduced(ns, g / n, in_shape, dims, keepdim),)
+    # divided after the expansion, as PyTorch: a gradient of its own, not a broadcast view
+    return (expand_reduced(ns, g, in_shape, dims, keepdim) / _n_reduced(in_shape, dims),)
 
 
 MEAN = Op("mean", _mean_fwd, _mean_vjp, linear=True, names=(None, None, None, "self_sym_sizes"))

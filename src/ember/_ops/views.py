@@ -274,8 +274,6 @@ def adjoint(input: Tensor) -> Tensor:
 
 def _T(self: Tensor) -> Tensor:
     n = self._data.ndim
-    if n == 2:
-        return t(self)
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from .._tensor import Tensor, Version, _make
 from . import forward_ad, functional, graph, profiler  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
-from .engine import run_backward
+from .engine import _as_tensor, run_backward
 from .function import Function, once_differentiable
 from .grad_mode import (
     enable_grad,
@@ -181,10 +181,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                     f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior.")
             out.append(None)
-        elif isinstance(g, Tensor):
-            out.append(g)
         else:
-            out.append(_make(g, Version(), False, None))
+            out.append(_as_tensor(g))
     return tuple(out)
 
 
@@ -260,8 +258,20 @@ def _empty_batch(t: Tensor) -> Tensor:
     return _make(np.zeros((0,) + t._data.shape, t._data.dtype), Version(), False, None)
 
 
-def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
-    """The deprecated wrapper: returns the tensor itself, with requires_grad set if asked."""
-    if requires_grad:
-        tensor.requires_grad_(True)
-    return tensor
+class _VariableMeta(type):
+    def __instancecheck__(cls, other) -> bool:
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The deprecated wrapper (``torch.autograd.Variable``): every tensor is a Variable, and
+    ``Variable(t, requires_grad=...)`` is a new leaf sharing ``t``'s data."""
+
+    def __new__(cls, data=None, requires_grad: bool = False, volatile: bool = False):
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = _make(data._data, Version(), False, None)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t

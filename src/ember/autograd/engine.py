@@ -24,7 +24,37 @@ NS: list = [None, None]  # (NP, EM), filled in by _ops._registry (which imports 
 
 
 def _as_tensor(g) -> Tensor:
-    return g if isinstance(g, Tensor) else _make(g, Version(), False, None)
+    if isinstance(g, Tensor):
+        return g
+    if type(g) is not np.ndarray and type(g) is not _BA:
+        g = np.asarray(g)   # NumPy hands back scalars for 0-dim arithmetic
+    return _make(g, Version(), False, None)
+
+
+def _free(node) -> None:
+    """Drop what ``node`` saved once it ran. A node that saved no tensor keeps working, so a
+    second backward through it is fine, as in PyTorch."""
+    saved = node._saved
+    if saved:
+        for e in saved:
+            if type(e) is tuple or hasattr(e, "unpack"):
+                node._saved = None
+                return
+
+
+def _checked_hook_result(fn, r, g):
+    """A tensor hook's replacement gradient, refused as PyTorch refuses it when its type, dtype
+    or shape differs from the gradient it replaces."""
+    name = getattr(fn, "__name__", repr(fn))
+    if not isinstance(r, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    if r._data.dtype != g._data.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was ember.{g.dtype._legacy} got "
+            f"ember.{r.dtype._legacy})")
+    if r._data.shape != g._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return r
 
 
 def _raw(g):
@@ -37,12 +67,15 @@ def unpack_saved(node, graph: bool) -> list:
     if saved is None:
         raise RuntimeError(FREED)
     out = []
-    for e in saved:
+    packed = {}
+    if any(hasattr(e, "unpack") for e in saved):
+        from .saved import hook_order
+        for i in hook_order(node):   # unpack hooks run in PyTorch's order
+            if hasattr(saved[i], "unpack"):
+                packed[i] = saved[i].unpack(node, graph)
+    for i, e in enumerate(saved):
         if type(e) is not tuple:
-            if hasattr(e, "unpack"):
-                out.append(e.unpack(node, graph))
-            else:
-                out.append(e)
+            out.append(packed[i] if i in packed else e)
         elif len(e) == 2:
             t, ver = e
             if t._vc.v != ver:
@@ -164,8 +197,10 @@ def _run_tensor_hooks(node, grads: list, graph: bool) -> list:
         for fn in list(hooks.values()):
             if grads[nr] is None:
                 continue
-            r = fn(_as_tensor(grads[nr]))
+            g = _as_tensor(grads[nr])
+            r = fn(g)
             if r is not None:
+                r = _checked_hook_result(fn, r, g)
                 grads[nr] = r if graph else _raw(r)
     for nr, fn in list(h.retains.items()):
         if grads[nr] is not None:
@@ -193,14 +228,18 @@ def _run_leaf_hooks(node: AccumulateGrad, grads: list, graph: bool) -> None:
     if x is not None and x.hooks:
         g = grads[0]
         for fn in list(x.hooks.values()):
-            r = fn(_as_tensor(g))
+            gt = _as_tensor(g)
+            r = fn(gt)
             if r is not None:
+                r = _checked_hook_result(fn, r, gt)
                 g = r if graph else _raw(r)
         grads[0] = g
 
 
 def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     t = node.variable
+    if not t._rg:
+        return   # requires_grad_(False) after the forward: nothing is accumulated
     x = t._x
     g = grads[0]
     grads[0] = None
@@ -332,7 +371,12 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     continue
             if is_leaf:
                 if grads[0] is not None:
+                    h = node._h
+                    post = h is not None and h.post
+                    g_in = (grads[0],) if post else None
                     _leaf_accumulate(node, grads, graph)
+                    if post:
+                        p_hooks(node, (), g_in, graph)
                 continue
             op = node.op
             if not graph and op is not None and node._h is None and node.n_out == 1 \
@@ -360,7 +404,8 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                                                         e[2], node)
                                 vals.append(e[0])
                         elif hasattr(e, "unpack"):
-                            vals.append(e.unpack(node, False))
+                            vals = unpack_saved(node, False)
+                            break
                         else:
                             vals.append(e)
                     n_in = len(nxt)
@@ -379,7 +424,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         from .._batched import vjp_per_example
                         out = vjp_per_example(op, g, need, vals, node._params)
                     if not keep_graph:
-                        node._saved = None
+                        _free(node)
                 if len(out) != len(nxt):
                     _count_error(node, out)
                 for e, g in zip(nxt, out):
@@ -421,7 +466,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 if node._h is not None and node._h.post:
                     out = p_hooks(node, out, grads, graph)
                 if not keep_graph:
-                    node._saved = None
+                    _free(node)
             _propagate(node, out, graph, deps, buffers, heap)
         for cb in callbacks:
             cb()

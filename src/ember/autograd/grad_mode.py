@@ -23,8 +23,9 @@ from .._state import STATE
 
 
 def is_grad_enabled() -> bool:
-    """True when operations are being recorded (``torch.is_grad_enabled``)."""
-    return STATE.grad
+    """``torch.is_grad_enabled``: grad mode as last set; inside inference mode an
+    ``enable_grad`` reports True yet records nothing, as in PyTorch."""
+    return STATE.grad or (STATE.inference and STATE.grad_asked)
 
 
 def is_inference_mode_enabled() -> bool:
@@ -88,11 +89,22 @@ class no_grad(_NoParamDecoratorContextManager):
         self.prev = False
 
     def __enter__(self) -> None:
-        self.prev = STATE.grad
-        STATE.grad = False
+        self.prev = (STATE.grad, STATE.grad_asked)
+        STATE.grad = STATE.grad_asked = False
 
     def __exit__(self, *exc) -> None:
-        STATE.grad = self.prev
+        STATE.grad, STATE.grad_asked = self.prev
+
+
+def _set_grad(mode: bool) -> tuple:
+    """Set grad mode; inference mode keeps recording off whatever is asked. Returns the state to
+    restore."""
+    prev = (STATE.grad, STATE.grad_asked)
+    if STATE.inference:
+        STATE.grad_asked = mode
+    else:
+        STATE.grad = mode
+    return prev
 
 
 class enable_grad(_NoParamDecoratorContextManager):
@@ -102,11 +114,10 @@ class enable_grad(_NoParamDecoratorContextManager):
         self.prev = False
 
     def __enter__(self) -> None:
-        self.prev = STATE.grad
-        STATE.grad = True
+        self.prev = _set_grad(True)
 
     def __exit__(self, *exc) -> None:
-        STATE.grad = self.prev
+        STATE.grad, STATE.grad_asked = self.prev
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -114,19 +125,18 @@ class set_grad_enabled(_DecoratorContextManager):
     a context manager or decorator restores the previous mode on exit."""
 
     def __init__(self, mode: bool) -> None:
-        self.prev = STATE.grad
         self.mode = bool(mode)
-        STATE.grad = self.mode
+        self.prev = _set_grad(self.mode)
 
     def __call__(self, func):
-        STATE.grad = self.prev
+        STATE.grad, STATE.grad_asked = self.prev
         return super().__call__(func)
 
     def __enter__(self) -> None:
-        STATE.grad = self.mode
+        _set_grad(self.mode)
 
     def __exit__(self, *exc) -> None:
-        STATE.grad = self.prev
+        STATE.grad, STATE.grad_asked = self.prev
 
     def clone(self):
         return self.__class__(self.mode)
@@ -148,11 +158,11 @@ class inference_mode(_DecoratorContextManager):
         return super().__new__(cls)
 
     def __enter__(self) -> None:
-        self.prev = (STATE.grad, STATE.inference)
-        STATE.grad, STATE.inference = not self.mode, bool(self.mode)
+        self.prev = (STATE.grad, STATE.inference, STATE.grad_asked)
+        STATE.grad, STATE.inference, STATE.grad_asked = not self.mode, bool(self.mode), False
 
     def __exit__(self, *exc) -> None:
-        STATE.grad, STATE.inference = self.prev
+        STATE.grad, STATE.inference, STATE.grad_asked = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

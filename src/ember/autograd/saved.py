@@ -63,17 +63,27 @@ def on_record(node, st) -> None:
     if st.saved_hooks:
         from .._tensor import _make
         pack, unpack = st.saved_hooks[-1]
-        new = []
-        for e in node._saved:
+        new = list(node._saved)
+        for i in hook_order(node):
+            e = new[i]
             if type(e) is tuple and len(e) == 2:
-                new.append(pack_with(pack, unpack, e[0]))
+                new[i] = pack_with(pack, unpack, e[0])
             elif type(e) is tuple:
                 data, vc, ver, k = e[:4]
                 # the hook sees the output itself: requires_grad, with this node as grad_fn
-                new.append(pack_with(pack, unpack, _make(data, vc, True, node, k), True, k))
-            else:
-                new.append(e)
+                new[i] = pack_with(pack, unpack, _make(data, vc, True, node, k), True, k)
         node._saved = new
+
+
+def hook_order(node) -> list:
+    """The order PyTorch packs and unpacks a node's saved tensors in: saved inputs by name
+    (``other`` before ``self``), then saved outputs."""
+    n = len(node._saved)
+    if node.op is None or n < 2:
+        return list(range(n))
+    names = _saved_names(node)[:n]
+    n_in = len(node.op.saves)
+    return sorted(range(n_in), key=lambda i: str(names[i])) + list(range(n_in, n))
 
 
 _DEFAULT_INPUT_NAMES = ("self", "other", "third", "fourth")
