@@ -618,3 +618,28 @@ def test_inference_tensor_inplace_outside_changes_nothing():
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
         t.add_(1)
     assert t.tolist() == [1.0, 1.0]
+
+
+# ---- 12. pruning: hooks on branches that lead to no requested input do not fire ---------------
+
+def _pruned(call):
+    def f(M):
+        log = []
+        x = M.tensor([1., 2.], requires_grad=True)
+        y = M.tensor([1., 2.], requires_grad=True)
+        a, b = x * 2, y * 3
+        a.register_hook(lambda g: log.append("a"))
+        b.register_hook(lambda g: log.append("b"))
+        a.grad_fn.register_prehook(lambda g: log.append("pa"))
+        b.grad_fn.register_prehook(lambda g: log.append("pb"))
+        call(M, (a + b).sum(), x)
+        return log, x.grad, y.grad
+    return f
+
+
+@pytest.mark.parametrize("how", ["grad", "backward_inputs"])
+def test_pruned_branches_run_no_hooks(how):
+    if how == "grad":
+        both(_pruned(lambda M, out, x: M.autograd.grad(out, x)))
+    else:
+        both(_pruned(lambda M, out, x: out.backward(inputs=[x])))

@@ -350,6 +350,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
             else:
                 break
             is_leaf = type(node) is AccumulateGrad
+            if targets is not None and node not in needed and node not in targets:
+                # pruned: leads to none of the requested inputs, so no hook of it runs
+                _propagate(node, (None,) * len(node._next), graph, deps, buffers, heap)
+                continue
             if grads is None:
                 grads = [None] * node.n_out
             else:
