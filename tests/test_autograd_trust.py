@@ -643,3 +643,22 @@ def test_pruned_branches_run_no_hooks(how):
         both(_pruned(lambda M, out, x: M.autograd.grad(out, x)))
     else:
         both(_pruned(lambda M, out, x: out.backward(inputs=[x])))
+
+
+def _fill_names(M):
+    out = []
+    for f in (lambda y: y.fill_(2.), lambda y: y.__setitem__(Ellipsis, 2.),
+              lambda y: y.__setitem__(slice(None), 2.), lambda y: y.zero_(),
+              lambda y: y.fill_(M.tensor(2.)), lambda y: y.__setitem__(Ellipsis, M.ones(3))):
+        y = M.zeros(3, requires_grad=True) * 1
+        f(y)
+        out.append((y.grad_fn, y.grad_fn.next_functions))
+    v = M.tensor(2., requires_grad=True)
+    y = M.zeros(3, requires_grad=True) * 1
+    y.fill_(v)
+    y.sum().backward()
+    return out, v.grad
+
+
+def test_fill_and_setitem_node_names():
+    both(_fill_names)

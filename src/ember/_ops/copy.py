@@ -172,34 +172,39 @@ def _last(a, b):
 
 
 FILL = Op("fill_", lambda x, v: np.full_like(x, v), lambda ns, g, need, v: (ns.zeros_of(
-    g, g.shape),), linear=False, node="FillBackward0")
+    g, g.shape),), linear=False, node="FillBackward2")
+ZERO = Op("zero_", FILL.fwd, FILL.vjp, node="ZeroBackward0")
+# fill_ with a 0-dim tensor: the value is an input (its gradient is the sum, by the engine)
+FILL_T = Op("fill_tensor", lambda x, v: np.array(np.broadcast_to(v, x.shape)),
+            lambda ns, g, need: (ns.zeros_of(g, g.shape) if need[0] else None,
+                                 g if need[1] else None), linear=True, node="FillBackward3")
 
 
 def _fill_jvp(ns, tangents, primals, outs, v):
     return outs[0].new_zeros(outs[0]._data.shape)
 
 
-FILL.jvp = _fill_jvp
+FILL.jvp = ZERO.jvp = _fill_jvp
 
 
-def fill_(self: Tensor, value) -> Tensor:
+def fill_(self: Tensor, value, _op: Op = FILL) -> Tensor:
     """``Tensor.fill_``: every element set to ``value`` (a number or a 0-dim tensor)."""
     if isinstance(value, Tensor):
         if value._data.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions.")
-        if value._rg:
-            return copy_(self, value.expand(self._data.shape))
-        value = value.item()
+        check_inplace(self, (value,))
+        out = FILL_T.fwd(self._data, value._data.astype(self._data.dtype))
+        return commit(FILL_T, self, (self, value), (), out, records((self, value)))
     check_inplace(self)
     out = np.full(self._data.shape, value, self._data.dtype)
-    return commit(FILL, self, (self,), (value,), out, records((self,)))
+    return commit(_op, self, (self,), (value,), out, records((self,)))
 
 
 def zero_(self: Tensor) -> Tensor:
     """``Tensor.zero_``."""
-    return fill_(self, 0)
+    return fill_(self, 0, ZERO)
 
 
 for _name, _fn in [("clone", clone), ("contiguous", contiguous), ("to", to), ("type", type_),

@@ -285,11 +285,14 @@ def _setitem(self: Tensor, key, value) -> None:
     basic, trivial, adv = _parse(self, key)
     v = self if trivial else getitem_basic(self, basic)
     if not adv:
-        if isinstance(value, Tensor):
+        # as PyTorch: a number or a 0-dim tensor fills (FillBackward3), anything else copies
+        if not isinstance(value, Tensor):
+            value = _make(np.full((), value, self._data.dtype), Version(), False, None)
+        if value._data.ndim == 0:
+            v.fill_(value)
+        else:
             value = _strip_leading_ones(value, v._data.ndim)
             v.copy_(value.expand(v._data.shape))
-        else:
-            v.fill_(value)
         return
     k = _adv_key(v._data.shape, adv)
     if isinstance(value, Tensor):

@@ -289,6 +289,8 @@ def _prod_masks(x, dims):
 def _prod_vjp(ns, g, need, x, dims, keepdim, npd):
     # d prod / d x_i = (product of the non-zero others) * (product of the zero others); the
     # second factor is 1, the single other zero itself (value 0, slope 1), or 0.
+    if not x.ndim:
+        return (g,)   # the product of one number is itself (as PyTorch, no second derivative)
     z, m0, m1 = (ns.data_fn(lambda a, k=k: _prod_masks(a, dims)[k], x) for k in range(3))
     x1 = ns.where(z, 1, x)
     p1 = ns.prod_dims(x1, dims, True)
@@ -634,7 +636,14 @@ LOGSUMEXP = Op("logsumexp", _lse_fwd, _lse_vjp, _lse_jvp, saves=(0,), save_out=T
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
     """``torch.logsumexp``: stable log(sum(exp(x))) over ``dim``; integers become float."""
+    if dim is None:
+        raise TypeError(
+            "logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
     x = _to_default_float(input)
+    if isinstance(dim, (tuple, list)) and not dim and not keepdim and x._data.ndim:
+        # PyTorch reduces everything but writes into a result of the empty dim list's shape
+        ones = ", ".join("1" for _ in x._data.shape)
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape [{ones}]")
     return apply(LOGSUMEXP, (x,), (dims_arg(dim, x._data.ndim), keepdim))
 
 
