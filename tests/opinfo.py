@@ -81,11 +81,22 @@ def _diff_outputs(outs) -> list:
     return [i for i, o in enumerate(outs) if isinstance(o, torch.Tensor) and o.requires_grad]
 
 
+_CALLS = {
+    # OpInfo entries whose ``op`` takes its arguments in another order than the function
+    "where": lambda x, condition, other: ember.where(condition, x, other),
+}
+
+
 def ember_fn(name: str):
-    """The ember function for an OpInfo name (``nn.functional.conv2d`` -> F.conv2d)."""
+    """The ember function for an OpInfo name (``nn.functional.conv2d`` -> F.conv2d); entries
+    named after Tensor methods (``float``, ``double``...) give the method."""
+    if name in _CALLS:
+        return _CALLS[name]
     obj = ember
     for part in name.split("."):
         obj = getattr(obj, part)
+    if not callable(obj) or isinstance(obj, ember.dtype):
+        obj = getattr(ember.Tensor, name)
     return obj
 
 
@@ -122,9 +133,13 @@ def check_sample(info, sample, fe=None, values: bool = True, rtol=None, atol=Non
         a = rng.standard_normal(tuple(ot[i].shape))
         if ot[i].is_complex():
             a = a + 1j * rng.standard_normal(a.shape)
-        a = a.astype(str(ot[i].dtype).split(".")[-1])
-        cots_t.append(torch.from_numpy(a.copy()))
-        cots_e.append(ember.from_numpy(a.copy()))
+        name = str(ot[i].dtype).split(".")[-1]
+        a = np.asarray(a).astype("float32" if name == "bfloat16" else name)
+        ct, ce = torch.from_numpy(a.copy()), ember.from_numpy(a.copy())
+        if name == "bfloat16":
+            ct, ce = ct.bfloat16(), ce.bfloat16()
+        cots_t.append(ct)
+        cots_e.append(ce)
     gt = torch.autograd.grad([ot[i] for i in live], t_leaves, cots_t, allow_unused=True)
     ge = ember.autograd.grad([oe[i] for i in live], e_leaves, cots_e, allow_unused=True)
     assert_same(list(ge), list(gt), rtol, atol)

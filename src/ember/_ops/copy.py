@@ -61,17 +61,20 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    kwargs.pop("non_blocking", None)   # a CPU copy is always synchronous
     kwargs.pop("memory_format", None)
+    flags = []
     for a in args:
         if isinstance(a, D.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, bool):
-            copy = copy or False
+            flags.append(a)   # positional (non_blocking, copy), as PyTorch's signature
         elif a is not None:
             device = a
+    if len(flags) > 1:
+        copy = flags[1]
     dev = as_device(device) if device is not None else self.device
     out = self
     if dev != self.device:

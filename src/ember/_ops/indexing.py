@@ -597,8 +597,8 @@ def _index_add_zeros_np(g, shape, dim, idx):
 
 
 def _index_select_np(x, dim, idx):
-    if x.ndim == 0:
-        return x.reshape(1)[idx] if idx.ndim else x.copy()
+    if x.ndim == 0:   # a 0-dim input gives a 0-dim result, as in PyTorch
+        return x.reshape(1)[idx].reshape(()) if idx.size == 1 else x.reshape(1)[idx]
     return np.take(x, idx, axis=dim)
 
 

@@ -791,7 +791,7 @@ def _zero_masks(x, dim):
 def _cumprod_vjp(ns, g, need, x, dim, npd):
     # before the first zero z: sum_{i<=k<z} g_k out_k / x_i; at z: sum_{k>=z} g_k prod_{j<=k,
     # j != z} x_j; after it: 0 (every product then holds x_z = 0 and another factor is gone).
-    if x.ndim == 0:
+    if x.ndim == 0 or not x.size:
         return (g,)
     before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
     at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)
@@ -804,7 +804,7 @@ def _cumprod_vjp(ns, g, need, x, dim, npd):
 
 def _cumprod_jvp(ns, tangents, primals, outs, dim, npd):
     x, t = primals[0], tangents[0]
-    if x.ndim == 0:
+    if x.ndim == 0 or not x._data.size:
         return t
     before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
     at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)

@@ -208,11 +208,12 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 # ---- transposes ---------------------------------------------------------------------------
 
 def _transpose_fwd(x, d0, d1):
-    return np.swapaxes(x, d0, d1)
+    return np.swapaxes(x, d0, d1) if x.ndim else x.view()   # 0-dim: dims 0 and -1 are itself
 
 
 TRANSPOSE = Op("transpose", _transpose_fwd,
-               lambda ns, g, need, d0, d1: (g.swapaxes(d0, d1),), linear=True, is_view=True)
+               lambda ns, g, need, d0, d1: (g.swapaxes(d0, d1) if g.ndim else g,), linear=True,
+               is_view=True)
 T_OP = Op("t", lambda x: x.T, lambda ns, g, need: (g.T if g.ndim == 2 else g,), linear=True,
           is_view=True)
 PERMUTE = Op("permute", lambda x, dims: np.transpose(x, dims),
@@ -623,6 +624,10 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 
 
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
+    """``torch.tensor_split``: a number of sections or the split indices (a list or tensor)."""
+    if isinstance(indices_or_sections, Tensor):
+        t = indices_or_sections
+        indices_or_sections = int(t.item()) if t._data.ndim == 0 else t.tolist()
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     if isinstance(indices_or_sections, numbers.Integral):
@@ -632,7 +637,12 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     else:
         idx = [0] + [min(max(int(i), 0), size) for i in indices_or_sections] + [size]
         sizes = [max(b - a, 0) for a, b in itertools.pairwise(idx)]
-    return split(input, sizes, d)
+    # independent slices (SliceBackward0 each, modifiable in place), as PyTorch's
+    out, a = [], 0
+    for s in sizes:
+        out.append(slice_dim(input, d, a, a + s))
+        a += s
+    return tuple(out)
 
 
 def hsplit(input: Tensor, sections) -> tuple:
