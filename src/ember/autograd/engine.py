@@ -395,8 +395,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     if saved is None:
                         raise RuntimeError(FREED)
                     vals = []
+                    held = False   # a saved tensor, so the node is freed after it ran
                     for e in saved:
                         if type(e) is tuple:
+                            held = True
                             if len(e) == 2:
                                 t = e[0]
                                 if t._vc.v != e[1]:
@@ -409,6 +411,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                                 vals.append(e[0])
                         elif hasattr(e, "unpack"):
                             vals = unpack_saved(node, False)
+                            held = True
                             break
                         else:
                             vals.append(e)
@@ -427,8 +430,8 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         # batched: a formula that reads plain values runs once per example
                         from .._batched import vjp_per_example
                         out = vjp_per_example(op, g, need, vals, node._params)
-                    if not keep_graph:
-                        _free(node)
+                    if held and not keep_graph:
+                        node._saved = None
                 if len(out) != len(nxt):
                     _count_error(node, out)
                 for e, g in zip(nxt, out):
