@@ -1,4 +1,907 @@
-"""nn.functional family module (being built)."""
+"""Convolutions for ``nn.functional``: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold and fold.
+
+Everything is one geometry: a "big" array (a convolution's input side, spatial sizes ``S``)
+and a "small" one (its output side, ``L``), related by ``stride``, ``dilation``, the kernel
+size ``K`` and per-dim padding pairs ``(lo, hi)`` on the big side. ``hi`` is kept *exact*
+(trailing input rows that no window reaches count as negative padding), so that
+``S + lo + hi == (L - 1) * stride + dilation * (K - 1) + 1`` and the three products below are
+exact adjoints of one another:
+
+* ``_conv_core``  big -> small: im2col (a strided view, copied once) then one BLAS product;
+* ``_convT_core`` small -> big: one BLAS product then col2im (a loop over kernel positions
+  adding shifted slices, never over output positions);
+* ``_wgrad_core`` (big, small) -> weight: im2col then one BLAS product.
+
+Small outputs fold the batch into the product's columns (one large GEMM, 2-d ``np.dot``);
+stride-1 sweeps work on flattened planes (``_Flat``) so that copies and adds run over long
+contiguous runs.
+
+A convolution's input gradient is a transposed convolution, a transposed convolution's is a
+convolution, and both weight gradients are ``_wgrad_core``; so the op ``CONVOLUTION`` (PyTorch's
+``aten::convolution``, node ``ConvolutionBackward0``) and ``CONV_WGRAD`` differentiate into each
+other and double backward runs through the same code. The weight layout is the same in both
+directions: (small channels, big channels / groups, *K).
+"""
 from __future__ import annotations
 
-__all__: list = []
+import itertools
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._meta import MetaArray, meta_like
+from .._tensor import Tensor
+from ._registry import Op, apply, ns_fn
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "fold",
+    "unfold",
+]
+
+# Folding the batch into the product's columns (one large GEMM) pays when each example's
+# spatial output is small; with large outputs one GEMM per example is as fast and needs no
+# transposed copy of the result.
+_FOLD_MAX_L = 512
+
+
+# ---- array kernels ----------------------------------------------------------------------------
+
+def meta_aware(fn):
+    """Run an array kernel for meta arrays (read-only views of one zero) on real zeros of their
+    shapes and hand back meta arrays of the results' shapes."""
+    def run(*args):
+        if not any(type(a) is MetaArray for a in args):
+            return fn(*args)
+        out = fn(*[np.zeros(a.shape, a.dtype) if type(a) is MetaArray else a for a in args])
+        if isinstance(out, tuple):
+            return tuple(meta_like(o.shape, o.dtype) for o in out)
+        return meta_like(out.shape, out.dtype)
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _strided(a: np.ndarray, shape: tuple, strides: tuple) -> np.ndarray:
+    """A read-only strided view (the one place that would pick ``cupy``'s as_strided)."""
+    return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=False)
+
+
+def pad_spatial(x: np.ndarray, pads, value=0) -> np.ndarray:
+    """``x`` (N, C, *S) with ``pads[i] = (lo, hi)`` added around spatial dim i; a negative
+    ``hi`` drops trailing elements."""
+    if all(lo == 0 and hi == 0 for lo, hi in pads):
+        return x
+    crop = tuple(slice(0, s + hi if hi < 0 else s) for s, (_, hi) in zip(x.shape[2:], pads))
+    x = x[(slice(None), slice(None)) + crop]
+    if all(lo == 0 and hi <= 0 for lo, hi in pads):
+        return x
+    shape = x.shape[:2] + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(x.shape[2:], pads))
+    out = (np.zeros_like(x, shape=shape) if value == 0 else
+           np.full_like(x, value, shape=shape))
+    out[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
+                                           zip(x.shape[2:], pads))] = x
+    return out
+
+
+def windows(xp: np.ndarray, ks, stride, dil, out) -> np.ndarray:
+    """The view (N, C, *K, *L) of padded ``xp``: element [n, c, k.., l..] is
+    ``xp[n, c, l * stride + k * dil]`` per spatial dim."""
+    st = xp.strides
+    nd = len(ks)
+    shape = xp.shape[:2] + tuple(ks) + tuple(out)
+    strides = st[:2] + tuple(st[2 + i] * dil[i] for i in range(nd)) + tuple(
+        st[2 + i] * stride[i] for i in range(nd))
+    return _strided(xp, shape, strides)
+
+
+def small_size(big, ks, stride, dil, pads) -> tuple:
+    """Spatial output size of a convolution / pooling window sweep over ``big``."""
+    return tuple((b + lo + hi - d * (k - 1) - 1) // s + 1
+                 for b, k, s, d, (lo, hi) in zip(big, ks, stride, dil, pads))
+
+
+def exact_pads(big, ks, stride, dil, pads) -> tuple:
+    """``pads`` with each ``hi`` lowered by the trailing elements no window reaches."""
+    res = []
+    for b, k, s, d, (lo, hi) in zip(big, ks, stride, dil, pads):
+        r = (b + lo + hi - d * (k - 1) - 1) % s
+        res.append((lo, hi - r))
+    return tuple(res)
+
+
+def col2im(cols: np.ndarray, big, stride, dil, pads) -> np.ndarray:
+    """Adjoint of ``windows`` after padding: sum the (N, C, *K, *L) columns ``cols`` into an
+    (N, C, *big) array (``pads`` exact), one shifted slice per kernel position."""
+    nd = len(big)
+    ks = cols.shape[2:2 + nd]
+    ls = cols.shape[2 + nd:]
+    full = tuple((l_ - 1) * s + d * (k - 1) + 1 for l_, s, d, k in zip(ls, stride, dil, ks))
+    ext = tuple(f + max(0, -hi) for f, (_, hi) in zip(full, pads))
+    out = np.zeros_like(cols, shape=cols.shape[:2] + ext)
+    lead = (slice(None), slice(None))
+    for kk in itertools.product(*(range(k) for k in ks)):
+        sl = tuple(slice(k * d, k * d + (l_ - 1) * s + 1, s)
+                   for k, d, l_, s in zip(kk, dil, ls, stride))
+        out[lead + sl] += cols[lead + kk]
+    crop = tuple(slice(lo, lo + b) for (lo, _), b in zip(pads, big))
+    if all(c.start == 0 and c.stop == e for c, e in zip(crop, ext)):
+        return out
+    return np.ascontiguousarray(out[lead + crop])
+
+
+# ---- stride-1 convolutions over flattened planes ----------------------------------------------
+# With stride 1, the window of one kernel position over a padded plane flattened to 1-d is a
+# single contiguous run shifted by that position's offset, provided each output row is taken
+# as wide as a padded row: the extra columns wrap into the next row and are dropped on the way
+# out (or are zeros on the way back). im2col copies and col2im adds then run over long
+# contiguous runs instead of one short output row at a time (several times faster in NumPy),
+# for a few percent more product work.
+
+_FLAT_MAX_JUNK = 1.5
+
+
+class _Flat:
+    """The flattened geometry of a stride-1 window sweep over padded planes ``P``."""
+
+    __slots__ = ("big", "dil", "ls", "nd", "nw", "offs", "pads", "plane", "pp", "slack", "wide")
+
+    def __init__(self, big, ks, dil, pads):
+        self.big = tuple(big)
+        self.dil = tuple(dil)
+        self.pads = pads
+        self.pp = tuple(b + lo + hi for b, (lo, hi) in zip(big, pads))
+        self.nd = nd = len(ks)
+        self.ls = tuple(p - d * (k - 1) for p, k, d in zip(self.pp, ks, dil))
+        self.wide = (self.ls[0],) + self.pp[1:]
+        self.nw = math.prod(self.wide)
+        self.plane = math.prod(self.pp)
+        pst = tuple(math.prod(self.pp[i + 1:]) for i in range(nd))
+        self.slack = sum((k - 1) * d * p for k, d, p in zip(ks[1:], dil[1:], pst[1:]))
+        self.offs = [sum(k * d * p for k, d, p in zip(kk, dil, pst))
+                     for kk in itertools.product(*(range(k) for k in ks))]
+
+    @staticmethod
+    def fits(big, ks, stride, dil, pads) -> bool:
+        if any(s != 1 for s in stride) or any(lo < 0 or hi < 0 for lo, hi in pads):
+            return False
+        pp = [b + lo + hi for b, (lo, hi) in zip(big, pads)]
+        ls = [p - d * (k - 1) for p, k, d in zip(pp, ks, dil)]
+        if min(ls, default=1) < 1:
+            return False
+        return math.prod(pp[1:]) <= _FLAT_MAX_JUNK * math.prod(ls[1:])
+
+    def inner(self):
+        """The slices of a padded plane (shape ``pp``) holding the unpadded data."""
+        return tuple(slice(lo, lo + b) for b, (lo, _) in zip(self.big, self.pads))
+
+    def padded(self, x):
+        """x (N, C, *big) copied into zero planes of ``plane + slack`` elements."""
+        n, c = x.shape[:2]
+        buf = np.zeros_like(x, shape=(n, c, self.plane + self.slack))
+        buf[:, :, :self.plane].reshape((n, c) + self.pp)[(Ellipsis,) + self.inner()] = x
+        return buf
+
+    def cols(self, x, ks, groups):
+        """im2col into (G, C/G * K, N * nw), the kernel positions' runs copied whole."""
+        buf = self.padded(x)
+        n, c = x.shape[:2]
+        it = buf.itemsize
+        pst = [math.prod(self.pp[i + 1:]) for i in range(self.nd)]
+        kst = tuple(d * p * it for d, p in zip(self.dil, pst))
+        v = _strided(buf, (c,) + tuple(ks) + (n, self.nw),
+                     (buf.strides[1],) + kst + (buf.strides[0], it))
+        return v.reshape(groups, c // groups * math.prod(ks), n * self.nw)
+
+    def widen(self, s, groups, batch_major: bool):
+        """Small-side (N, O, *L) -> (G, O/G, N * nw) (or (N, G, O/G, nw)) with zero columns."""
+        n, o = s.shape[:2]
+        if batch_major:
+            out = np.zeros_like(s, shape=(n, o) + self.wide)
+            out[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)] = s
+            return out.reshape(n, groups, o // groups, self.nw)
+        out = np.zeros_like(s, shape=(o, n) + self.wide)
+        out[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)] = s.swapaxes(0, 1)
+        return out.reshape(groups, o // groups, n * self.nw)
+
+    def narrow(self, y, n, o):
+        """Product result (O, N * nw) -> (N, O, *L) without the wrapped columns."""
+        y = y.reshape((o, n) + self.wide)[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)]
+        return np.ascontiguousarray(y.swapaxes(0, 1))
+
+    def col2im(self, cols, n, c):
+        """Sum columns (N, C, K, nw) (any strides) back into (N, C, *big)."""
+        out = np.zeros_like(cols, shape=(n, c, self.plane + self.slack))
+        for k, off in enumerate(self.offs):
+            out[:, :, off:off + self.nw] += cols[:, :, k]
+        out = out[:, :, :self.plane].reshape((n, c) + self.pp)
+        if all(lo == 0 and hi == 0 for lo, hi in self.pads):
+            return out
+        return np.ascontiguousarray(out[(Ellipsis,) + self.inner()])
+
+
+def _fold_batch(n: int, ls) -> bool:
+    return n > 1 and math.prod(ls) <= _FOLD_MAX_L
+
+
+def _compute_dtype(a: np.ndarray):
+    """Half types are computed in float32 (as PyTorch's CPU kernels accumulate)."""
+    return np.float32 if a.dtype.itemsize == 2 and a.dtype.kind != "i" else None
+
+
+def _cols_folded(v: np.ndarray, groups: int) -> np.ndarray:
+    """Columns (G, C/G * K, N * L) copied from the window view (N, C, *K, *L)."""
+    nd = (v.ndim - 2) // 2
+    perm = (1,) + tuple(range(2, 2 + nd)) + (0,) + tuple(range(2 + nd, 2 + 2 * nd))
+    n, c = v.shape[:2]
+    ck = c // groups * math.prod(v.shape[2:2 + nd])
+    return v.transpose(perm).reshape(groups, ck, n * math.prod(v.shape[2 + nd:]))
+
+
+def _to_folded(s: np.ndarray, groups: int) -> np.ndarray:
+    """(N, O, *L) -> (G, O/G, N * L)."""
+    n, o = s.shape[:2]
+    nl = math.prod(s.shape[2:])
+    return s.reshape(n, groups, o // groups, nl).transpose(1, 2, 0, 3).reshape(
+        groups, o // groups, n * nl)
+
+
+def _dot_groups(a, b, ta: bool, tb: bool):
+    """Per group g: op(a[g]) @ op(b[g]) with op a transpose where asked, as 2-d BLAS calls
+    (``np.dot`` on 2-d operands; NumPy's stacked matmul can pick far slower BLAS layouts)."""
+    out = [np.dot(a[g].T if ta else a[g], b[g].T if tb else b[g]) for g in range(a.shape[0])]
+    return out[0][None] if len(out) == 1 else np.stack(out)
+
+
+def _conv_core(x, w, stride, pads, dil, groups):
+    """Convolution big -> small, no bias (the weight's layout: (O, C/G, *K))."""
+    ct = _compute_dtype(x)
+    if ct is not None:
+        return _conv_core(x.astype(ct), w.astype(ct), stride, pads, dil, groups).astype(x.dtype)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    ks = w.shape[2:]
+    wm = w.reshape(groups, o // groups, c // groups * math.prod(ks))
+    ls = small_size(x.shape[2:], ks, stride, dil, pads)
+    if _fold_batch(n, ls) and _Flat.fits(x.shape[2:], ks, stride, dil, pads):
+        fl = _Flat(x.shape[2:], ks, dil, pads)
+        y = _dot_groups(wm, fl.cols(x, ks, groups), False, False)       # (G, O/G, N*nw)
+        return fl.narrow(y, n, o)
+    xp = pad_spatial(x, pads)
+    v = windows(xp, ks, stride, dil, ls)
+    nl = math.prod(ls)
+    if _fold_batch(n, ls):
+        y = _dot_groups(wm, _cols_folded(v, groups), False, False)       # (G, O/G, N*L)
+        y = np.ascontiguousarray(y.reshape(o, n, nl).transpose(1, 0, 2))
+    else:
+        y = np.matmul(wm, v.reshape(n, groups, wm.shape[2], nl))   # (N, G, O/G, L)
+    return y.reshape((n, o) + ls)
+
+
+def _convT_core(s, w, stride, pads, dil, groups):
+    """Transposed convolution small -> big (exact ``pads``), no bias."""
+    ct = _compute_dtype(s)
+    if ct is not None:
+        return _convT_core(s.astype(ct), w.astype(ct), stride, pads, dil,
+                           groups).astype(s.dtype)
+    n, o = s.shape[:2]
+    ls = s.shape[2:]
+    cg = w.shape[1]
+    ks = w.shape[2:]
+    c = cg * groups
+    big = tuple((l_ - 1) * st + d * (k - 1) + 1 - lo - hi
+                for l_, st, d, k, (lo, hi) in zip(ls, stride, dil, ks, pads))
+    wm = w.reshape(groups, o // groups, cg * math.prod(ks))
+    nd = len(ks)
+    fold = _fold_batch(n, ls)
+    if _Flat.fits(big, ks, stride, dil, pads):
+        fl = _Flat(big, ks, dil, pads)
+        nk = math.prod(ks)
+        if fold:
+            cols = _dot_groups(wm, fl.widen(s, groups, False), True, False)   # (G, CK, N*nw)
+            cols = cols.reshape(c, nk, n, fl.nw).transpose(2, 0, 1, 3)
+        else:
+            cols = np.matmul(wm.transpose(0, 2, 1), fl.widen(s, groups, True))
+            cols = cols.reshape(n, c, nk, fl.nw)
+        return fl.col2im(cols, n, c)
+    if fold:
+        cols = _dot_groups(wm, _to_folded(s, groups), True, False)     # (G, C/G*K, N*L)
+        cols = cols.reshape((c,) + ks + (n,) + ls)
+        perm = (1 + nd, 0) + tuple(range(1, 1 + nd)) + tuple(range(2 + nd, 2 + 2 * nd))
+        cols = cols.transpose(perm)
+    else:
+        cols = np.matmul(wm.transpose(0, 2, 1),
+                         s.reshape(n, groups, o // groups, math.prod(ls)))  # (N, G, CK, L)
+        cols = cols.reshape((n, c) + ks + ls)
+    return col2im(cols, big, stride, dil, pads)
+
+
+@meta_aware
+def _wgrad_core(big, small, stride, pads, dil, groups):
+    """Weight gradient sum over n, l of small[n, o, l] * windows(big)[n, c, k, l], shaped
+    (O, C/G, *K); the kernel size follows from the exact geometry."""
+    ct = _compute_dtype(big)
+    if ct is not None:
+        return _wgrad_core(big.astype(ct), small.astype(ct), stride, pads, dil,
+                           groups).astype(big.dtype)
+    n, c = big.shape[:2]
+    o = small.shape[1]
+    ls = small.shape[2:]
+    ks = tuple((b + lo + hi - (l_ - 1) * st - 1) // d + 1
+               for b, (lo, hi), l_, st, d in zip(big.shape[2:], pads, ls, stride, dil))
+    if _fold_batch(n, ls) and _Flat.fits(big.shape[2:], ks, stride, dil, pads):
+        fl = _Flat(big.shape[2:], ks, dil, pads)
+        gw = _dot_groups(fl.cols(big, ks, groups), fl.widen(small, groups, False), False, True)
+        return np.ascontiguousarray(gw.transpose(0, 2, 1)).reshape((o, c // groups) + ks)
+    xp = pad_spatial(big, pads)
+    v = windows(xp, ks, stride, dil, ls)
+    if _fold_batch(n, ls):
+        # (C/G*K, N*L) @ (N*L, O/G): the long dim as BLAS's rows, transposed once after
+        gw = _dot_groups(_cols_folded(v, groups), _to_folded(small, groups), False, True)
+        gw = gw.transpose(0, 2, 1)
+    else:
+        nl = math.prod(ls)
+        cm = v.reshape(n, groups, c // groups * math.prod(ks), nl)
+        gw = np.matmul(small.reshape(n, groups, o // groups, nl), cm.transpose(0, 1, 3, 2))
+        gw = gw.sum(0)
+    return np.ascontiguousarray(gw).reshape((o, c // groups) + ks)
+
+
+def _add_bias(y: np.ndarray, b) -> np.ndarray:
+    if b is None:
+        return y
+    y += b.reshape((1, -1) + (1,) * (y.ndim - 2)).astype(y.dtype, copy=False)
+    return y
+
+
+@meta_aware
+def _conv_fwd(x, w, b, stride, pads, dil, transposed, groups):
+    if transposed:
+        y = _convT_core(x, w, stride, pads, dil, groups)
+    else:
+        y = _conv_core(x, w, stride, pads, dil, groups)
+    return _add_bias(y, b)
+
+
+# ---- ops --------------------------------------------------------------------------------------
+
+def _conv_vjp(ns, g, need, x, w, stride, pads, dil, transposed, groups):
+    gx = gw = gb = None
+    if need[0]:
+        gx = ns.conv(g, ns.conj(w), stride, pads, dil, not transposed, groups)
+    if need[1]:
+        xc = ns.conj(x)
+        gw = (ns.conv_wgrad(g, xc, stride, pads, dil, groups) if transposed else
+              ns.conv_wgrad(xc, g, stride, pads, dil, groups))
+    if need[2]:
+        gb = ns.sum_dims(g, (0,) + tuple(range(2, len(stride) + 2)), False)
+    return gx, gw, gb
+
+
+def _conv_jvp(ns, tangents, primals, outs, stride, pads, dil, transposed, groups):
+    tx, tw, tb = tangents
+    x, w, _ = primals
+    params = (stride, pads, dil, transposed, groups)
+    r = None
+    if tx is not None:
+        r = apply(CONVOLUTION, (tx, w, None), params)
+    if tw is not None:
+        t = apply(CONVOLUTION, (x, tw, None), params)
+        r = t if r is None else r + t
+    if tb is not None:
+        t = tb.reshape((1, -1) + (1,) * len(stride))
+        r = t if r is None else r + t
+    return r
+
+
+CONVOLUTION = Op("convolution", _conv_fwd, _conv_vjp, _conv_jvp, saves=(0, 1),
+                 save_if=(1, 0), node="ConvolutionBackward0",
+                 names=("input", "weight", "stride", None, "dilation", "transposed",
+                        "groups"))
+
+
+def _wgrad_vjp(ns, g, need, big, small, stride, pads, dil, groups):
+    gbig = ns.conv(ns.conj(small), g, stride, pads, dil, True, groups) if need[0] else None
+    gsmall = ns.conv(ns.conj(big), g, stride, pads, dil, False, groups) if need[1] else None
+    return gbig, gsmall
+
+
+def _wgrad_jvp(ns, tangents, primals, outs, stride, pads, dil, groups):
+    tb, ts = tangents
+    big, small = primals
+    params = (stride, pads, dil, groups)
+    r = None
+    if tb is not None:
+        r = apply(CONV_WGRAD, (tb, small), params)
+    if ts is not None:
+        t = apply(CONV_WGRAD, (big, ts), params)
+        r = t if r is None else r + t
+    return r
+
+
+CONV_WGRAD = Op("convolution_weight_grad", _wgrad_core, _wgrad_vjp, _wgrad_jvp, saves=(0, 1),
+                save_if=(1, 0), node="ConvolutionBackwardBackward0")
+
+ns_fn("conv", lambda x, w, stride, pads, dil, transposed, groups:
+      _conv_fwd(x, w, None, stride, pads, dil, transposed, groups),
+      lambda x, w, stride, pads, dil, transposed, groups:
+      apply(CONVOLUTION, (x, w, None), (stride, pads, dil, transposed, groups)))
+ns_fn("conv_wgrad", _wgrad_core,
+      lambda big, small, stride, pads, dil, groups:
+      apply(CONV_WGRAD, (big, small), (stride, pads, dil, groups)))
+
+
+# ---- argument checks (PyTorch's messages, in PyTorch's order) ---------------------------------
+
+_C10_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>", "int8": "signed char",
+              "uint8": "unsigned char", "int16": "short int", "int32": "int",
+              "int64": "long int", "bool": "bool"}
+_HWD = {1: ("width",), 2: ("height", "width"), 3: ("depth", "height", "width")}
+
+
+def _type_name(dt) -> str:
+    from ._dispatch import _type_name as tn
+    return tn(dt)
+
+
+def _fmt(v) -> str:
+    return "[" + ", ".join(str(int(i)) for i in v) + "]"
+
+
+def _int_list(v, d: int, fn: str, name: str) -> tuple:
+    """An int or a sequence of ints, as PyTorch's argument parser takes ``int[d]``."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, tuple, list)):
+        if isinstance(v, Tensor) and v.ndim == 0 and not v.is_floating_point():
+            return (int(v.item()),) * d
+        raise TypeError(f"{fn}(): argument '{name}' must be tuple of ints, not "
+                        f"{type(v).__name__}")
+    if isinstance(v, (int, np.integer)):
+        return (int(v),) * d
+    out = []
+    for i in v:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"{fn}(): argument '{name}' must be tuple of ints, but found "
+                            f"element of type {type(i).__name__} at pos {len(out)}")
+        out.append(int(i))
+    return tuple(out)
+
+
+def _expand_param(v: tuple, name: str, n: int) -> tuple:
+    if len(v) == 1:
+        return v * n
+    if len(v) != n:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {n} values to match the "
+            f"convolution dimensions, but got {name}={_fmt(v)}")
+    return v
+
+
+def _batchify(x: Tensor, d: int, fn: str) -> tuple[Tensor, bool]:
+    """PyTorch's batchify: accept (C, *S) or (N, C, *S); the unbatched form gets a batch dim
+    (recorded as UnsqueezeBackward0, as in PyTorch)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {fn}, "
+                           f"but got input of size: {_fmt(x.shape)}")
+    return (x, True) if x.ndim == d + 2 else (x.unsqueeze(0), False)
+
+
+def _same_pads(x: Tensor, w: Tensor, stride, dil) -> tuple:
+    """Padding pairs for padding='same' (the extra element of an odd total goes after)."""
+    n = x.ndim - 2
+    if w.ndim != x.ndim:
+        raise RuntimeError(
+            f"Expected {w.ndim}-dimensional input for {w.ndim}-dimensional weight"
+            f"{_fmt(w.shape)}, but got {x.ndim}-dimensional input of size {_fmt(x.shape)} "
+            "instead")
+    for name, v in (("stride", stride), ("dilation", dil)):
+        if len(v) not in (1, n):
+            raise RuntimeError(f"{name} cannot broadcast to {n} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dil = dil * n if len(dil) == 1 else dil
+    pads = []
+    for i in range(n):
+        total = dil[i] * (w.shape[i + 2] - 1)
+        pads.append((total // 2, total - total // 2))
+    if any(lo != hi for lo, hi in pads):
+        import warnings
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require "
+                      "a zero-padded copy of the input be created", UserWarning, stacklevel=4)
+    return tuple(pads)
+
+
+def _check_geometry(x: Tensor, w: Tensor, b, stride, padding, dil, out_pad, groups,
+                    transposed: bool, pairs) -> None:
+    """``check_shape_forward`` of PyTorch's convolution (``pairs``: the padding on each side,
+    uneven for padding='same' with an even kernel)."""
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in out_pad):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d < 0 for d in dil):
+        raise RuntimeError("dilation should be greater than zero")
+    ws = tuple(w.shape)
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {_fmt(ws)} instead")
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{_fmt(ws)}] instead")
+    if transposed:
+        _check_transposed_channels(x, ws, b, groups)
+        return
+    if x.shape[1] != ws[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {_fmt(ws)}, expected input"
+                           f"{_fmt(x.shape)} to have {ws[1] * groups} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    if b is not None and (b.ndim != 1 or b.shape[0] != ws[0]):
+        raise RuntimeError(f"Given weight of size {_fmt(ws)}, expected bias to be 1-dimensional "
+                           f"with {ws[0]} elements, but got bias of size {_fmt(b.shape)} instead")
+    padded = [x.shape[2 + i] + lo + hi for i, (lo, hi) in enumerate(pairs)]
+    kern = [dil[i] * (ws[2 + i] - 1) + 1 for i in range(len(padding))]
+    if any(p < k for p, k in zip(padded, kern)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, kern))}). Kernel size can't be greater than "
+            "actual input size")
+
+
+def _check_transposed_channels(x: Tensor, ws, b, groups) -> None:
+    if x.shape[1] != ws[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {_fmt(ws)}, expected input"
+                           f"{_fmt(x.shape)} to have {ws[0]} channels, but got {x.shape[1]} "
+                           "channels instead")
+    if b is not None and (b.ndim != 1 or b.shape[0] != ws[1] * groups):
+        raise RuntimeError(f"Given transposed=1, weight of size {_fmt(ws)}, expected bias to be "
+                           f"1-dimensional with {ws[1] * groups} elements, but got bias of size "
+                           f"{_fmt(b.shape)} instead")
+
+
+def _as_2d(v: tuple, fill: int, d: int) -> tuple:
+    """A 1-d convolution's parameters as PyTorch's 2-d kernel reports them."""
+    return (fill,) + v if d == 1 else v
+
+
+def _check_kernel(x: Tensor, w: Tensor, stride, dil, out_pad, transposed: bool, d: int) -> None:
+    """The checks PyTorch's CPU kernels make after the generic ones (1-d convolutions report
+    them in the 2-d form they run as; dilated convolutions run a kernel of their own)."""
+    if x.shape[0] and x.shape[1] and any(s == 0 for s in x.shape[2:]):
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {_fmt(_as_2d_shape(tuple(x.shape), d))}")
+    ks = tuple(w.shape[2:])
+    names = _HWD[max(d, 2)]
+    if transposed:
+        _check_kernel_transposed(w, ks, stride, dil, out_pad, d, names)
+    elif any(v != 1 for v in dil):
+        if any(k <= 0 for k in ks):
+            raise RuntimeError(f"kernel size should be greater than zero, but got "
+                               f"{_fmt(_as_2d(ks, 1, d))}")
+        if any(v <= 0 for v in dil):
+            raise RuntimeError(f"dilation should be greater than zero, but got "
+                               f"{_fmt(_as_2d(dil, 1, d))}")
+    elif any(k <= 0 for k in ks):
+        if d == 3:
+            raise RuntimeError(f"kernel size should be greater than zero, but got: "
+                               f"{' x '.join(map(str, ks))} (TxHxW)")
+        raise RuntimeError("kernel size should be greater than zero, but got " + " ".join(
+            f"kernel_{n}: {v}" for n, v in zip(names, _as_2d(ks, 1, d))))
+
+
+def _as_2d_shape(shape: tuple, d: int) -> tuple:
+    return shape[:2] + (1,) + shape[2:] if d == 1 else shape
+
+
+def _check_kernel_transposed(w: Tensor, ks, stride, dil, out_pad, d: int, names) -> None:
+    empty = any(v == 0 for v in w.shape)
+    if d == 3 and empty:
+        raise RuntimeError("non-empty 5D (n_output_plane x n_input_plane x kernel_depth x "
+                           "kernel_height x kernel_width) tensor expected for weight, but got: "
+                           f"{_fmt(w.shape)}")
+    if any(k <= 0 for k in ks):
+        raise RuntimeError("kernel size should be greater than zero, but got " + " ".join(
+            f"kernel_{n}: {v}" for n, v in zip(names, _as_2d(ks, 1, d))))
+    if any(v <= 0 for v in dil):
+        raise RuntimeError("dilation should be greater than zero, but got " + ", ".join(
+            f"dilation_{n}: {v}" for n, v in zip(names, _as_2d(dil, 1, d))))
+    if any(op >= s and op >= dd for op, s, dd in zip(out_pad, stride, dil)):
+        vals = [(f"output_padding_{n}", v) for n, v in zip(names, _as_2d(out_pad, 0, d))]
+        vals += [(f"stride_{n}", v) for n, v in zip(names, _as_2d(stride, 1, d))]
+        vals += [(f"dilation_{n}", v) for n, v in zip(names, _as_2d(dil, 1, d))]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(f"{k}: {v}" for k, v in vals))
+    if empty:
+        raise RuntimeError(f"non-empty 2D or 4D weight tensor expected, but got: "
+                           f"{_fmt(_as_2d_shape(tuple(w.shape), d))}")
+
+
+def _check_dtypes(x: Tensor, w: Tensor, transposed: bool, d: int) -> None:
+    xd, wd = x.dtype, w.dtype
+    if xd is not wd:
+        if xd.is_complex:
+            wn = (f"CPU{_type_name(wd)}Type" if wd.is_complex else
+                  f"ember.{_type_name(wd)}Tensor")
+            raise RuntimeError(f"Input type (CPU{_type_name(xd)}Type) and weight type ({wn}) "
+                               "should be the same")
+        raise RuntimeError(f"expected scalar type {_type_name(xd)} but found {_type_name(wd)}")
+    ok = xd.is_floating_point or xd.is_complex or (
+        xd is D.int64 if transposed else xd is not D.bool)
+    if not ok:
+        kernel = ("slow_conv_transpose3d_out_cpu" if d == 3 else "slow_conv_transpose2d_out_cpu"
+                  ) if transposed else ("compute_columns3d" if d == 3 else "slow_conv2d_cpu")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(xd)}\'')
+
+
+def _output_size_check(x: Tensor, w: Tensor, stride, padding, dil, out_pad, d: int) -> None:
+    ins = tuple(x.shape[2:])
+    outs = tuple((i - 1) * s - 2 * p + dd * (k - 1) + op + 1 for i, s, p, dd, k, op in
+                 zip(ins, stride, padding, dil, w.shape[2:], out_pad))
+    if any(o < 1 for o in outs):
+        ins2, outs2 = (_as_2d(ins, 1, d), _as_2d(outs, 1, d))
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, ins2))}). Calculated output "
+            f"size per channel: ({' x '.join(map(str, outs2))}). Output size is too small")
+
+
+# ---- public functions -------------------------------------------------------------------------
+
+def _convolution(fn: str, d: int, input, weight, bias, stride, padding, dilation, groups,
+                 transposed: bool = False, output_padding=0) -> Tensor:
+    """PyTorch's conv{d}d / conv_transpose{d}d: argument checks, unbatched inputs, then the
+    CONVOLUTION op."""
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{fn}(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if bias is not None and not transposed and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_C10_NAMES[input.dtype.name]}) and bias type "
+                           f"({_C10_NAMES[bias.dtype.name]}) should be the same")
+    x, batched = _batchify(input, d, fn)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    stride = _int_list(stride, d, fn, "stride")
+    dilation = _int_list(dilation, d, fn, "dilation")
+    same = None
+    if isinstance(padding, str):
+        if transposed:
+            raise TypeError(f"{fn}(): argument 'padding' must be tuple of ints, not str")
+        if padding == "same":
+            same = _same_pads(x, weight, stride, dilation)
+            padding = (0,)
+        elif padding == "valid":
+            padding = (0,)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _int_list(padding, d, fn, "padding")
+    out_pad = _int_list(output_padding, d, fn, "output_padding")
+    groups = int(groups)
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    n = weight.ndim - 2
+    stride = _expand_param(stride, "stride", n)
+    padding = _expand_param(padding, "padding", n)
+    dilation = _expand_param(dilation, "dilation", n)
+    out_pad = _expand_param(out_pad, "output_padding", n)
+    pads = same if same is not None else tuple((p, p) for p in padding)
+    _check_geometry(x, weight, bias, stride, padding, dilation, out_pad, groups, transposed, pads)
+    _check_kernel(x, weight, stride, dilation, out_pad, transposed, d)
+    _check_dtypes(x, weight, transposed, d)
+    if transposed:
+        _output_size_check(x, weight, stride, padding, dilation, out_pad, d)
+        pads = tuple((p, p - op) for p, op in zip(padding, out_pad))
+    else:
+        pads = exact_pads(tuple(x.shape[2:]), tuple(weight.shape[2:]), stride, dilation, pads)
+    params = (stride, pads, dilation, transposed, groups)
+    if x.dtype.is_complex:
+        out = _complex_conv(x, weight, bias, params)
+    else:
+        out = apply(CONVOLUTION, (x, weight, bias), params)
+    if not transposed and x.shape[1] == 0:
+        out = out[:, :0]   # PyTorch's result for an input without channels has none either
+    return out if batched else out.squeeze(0)
+
+
+def _complex_conv(x: Tensor, w: Tensor, b, params) -> Tensor:
+    """A complex convolution from three real ones (Gauss's trick), composed as PyTorch composes
+    it: a - b + i (c - a - b), so the graph and its gradients are PyTorch's."""
+    xr, xi, wr, wi = x.real, x.imag, w.real, w.imag
+    br = bi = None
+    if b is not None:
+        br, bi = b.real, b.imag
+    a = apply(CONVOLUTION, (xr, wr, br), params)
+    bb = apply(CONVOLUTION, (xi, wi, None), params)
+    c = apply(CONVOLUTION, (xr + xi, wr + wi, None if b is None else br + bi), params)
+    return a - bb + (c - a - bb) * 1j
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """``torch.nn.functional.conv1d``: input (N, C, L) or (C, L); padding an int, a tuple,
+    'valid' or 'same'."""
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """``torch.nn.functional.conv2d``: input (N, C, H, W) or (C, H, W)."""
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """``torch.nn.functional.conv3d``: input (N, C, D, H, W) or (C, D, H, W)."""
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """``torch.nn.functional.conv_transpose1d`` (the gradient of conv1d with respect to its
+    input); weight (C_in, C_out / groups, K)."""
+    return _convolution("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """``torch.nn.functional.conv_transpose2d``."""
+    return _convolution("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """``torch.nn.functional.conv_transpose3d``."""
+    return _convolution("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation,
+                        groups, True, output_padding)
+
+
+# ---- unfold (im2col) and fold (col2im) --------------------------------------------------------
+
+@meta_aware
+def _im2col_fwd(x, ks, dil, pads, stride, big):
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x[None]
+    xp = pad_spatial(x, pads)
+    ls = small_size(xp.shape[2:], ks, stride, dil, ((0, 0),) * len(ks))
+    n, c = x.shape[:2]
+    out = windows(xp, ks, stride, dil, ls).reshape(n, c * math.prod(ks), math.prod(ls))
+    return out[0] if unbatched else out
+
+
+@meta_aware
+def _col2im_fwd(cols, ks, dil, pads, stride, big):
+    unbatched = cols.ndim == 2
+    if unbatched:
+        cols = cols[None]
+    ls = small_size(big, ks, stride, dil, pads)
+    n, ck = cols.shape[:2]
+    out = col2im(cols.reshape((n, ck // math.prod(ks)) + tuple(ks) + ls), big, stride, dil,
+                 pads)
+    return out[0] if unbatched else out
+
+
+IM2COL = Op("im2col", _im2col_fwd,
+            lambda ns, g, need, *p: (ns.col2im(g, *p),), linear=True, node="Im2ColBackward0")
+COL2IM = Op("col2im", _col2im_fwd,
+            lambda ns, g, need, *p: (ns.im2col(g, *p),), linear=True, node="Col2ImBackward0")
+ns_fn("im2col", _im2col_fwd, lambda g, *p: apply(IM2COL, (g,), p))
+ns_fn("col2im", _col2im_fwd, lambda g, *p: apply(COL2IM, (g,), p))
+
+
+def _pair_arg(v, name: str, fn: str) -> tuple:
+    v = _int_list(v, 2, fn, name)
+    if len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return v
+
+
+def _hw(label: str, v) -> str:
+    return f"{label}_height: {v[0]} {label}_width: {v[1]}"
+
+
+def _positive(label: str, v, what: str = "should be greater than zero") -> None:
+    if any(i <= 0 for i in v):
+        raise RuntimeError(f"{label.split('_')[0] if label != 'kernel' else 'kernel size'} "
+                           f"{what}, but got {_hw(label, v)}")
+
+
+def _check_im2col_params(ks, dil, pad, stride, col2im_order: bool) -> None:
+    """im2col's / col2im's parameter checks (the two check in different orders)."""
+    checks = {"k": lambda: _positive("kernel", ks),
+              "d": lambda: _positive("dilation", dil),
+              "p": lambda: _nonneg_pad(pad),
+              "s": lambda: _positive("stride", stride)}
+    for c in ("ksdp" if col2im_order else "kdps"):
+        checks[c]()
+
+
+def _nonneg_pad(pad) -> None:
+    if any(p < 0 for p in pad):
+        raise RuntimeError(f"padding should be non-negative, but got {_hw('pad', pad)}")
+
+
+def _dim_error(x: Tensor, dim: int):
+    if x.ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    n = x.ndim
+    return IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but "
+                      f"got {n})")
+
+
+def _check_im_dtype(x: Tensor, kernel: str) -> None:
+    dt = x.dtype
+    if not (dt.is_floating_point or dt.is_complex or dt is D.bool):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dt)}\'')
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """``torch.nn.functional.unfold`` (im2col): (N, C, H, W) or (C, H, W) -> sliding blocks
+    (N, C * kh * kw, L), node ``Im2ColBackward0``."""
+    fn = "im2col"
+    ks = _pair_arg(kernel_size, "kernel_size", fn)
+    dil = _pair_arg(dilation, "dilation", fn)
+    pad = _pair_arg(padding, "padding", fn)
+    stride = _pair_arg(stride, "stride", fn)
+    _check_im2col_params(ks, dil, pad, stride, False)
+    x = input
+    if x.ndim < 3:
+        raise _dim_error(x, 1 if x.ndim == 0 else x.ndim)
+    s = tuple(x.shape)
+    if x.ndim not in (3, 4) or any(v == 0 for v in s[-3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {_fmt(s)}")
+    big = s[-2:]
+    pads = tuple((p, p) for p in pad)
+    ls = small_size(big, ks, stride, dil, pads)
+    if any(v < 1 for v in ls):
+        raise RuntimeError(
+            f"Given input with spatial size {big}, kernel_size={ks}, dilation={dil}, "
+            f"padding={pad}, calculated shape of the array of sliding blocks as {ls}, but its "
+            "components must be at least one.")
+    _check_im_dtype(x, "im2col_out_cpu")
+    return apply(IM2COL, (x,), (ks, dil, exact_pads(big, ks, stride, dil, pads), stride, big))
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """``torch.nn.functional.fold`` (col2im): sums sliding blocks (N, C * kh * kw, L) or
+    (C * kh * kw, L) back into (N, C, *output_size), node ``Col2ImBackward0``."""
+    fn = "col2im"
+    out = _pair_arg(output_size, "output_size", fn)
+    ks = _pair_arg(kernel_size, "kernel_size", fn)
+    dil = _pair_arg(dilation, "dilation", fn)
+    pad = _pair_arg(padding, "padding", fn)
+    stride = _pair_arg(stride, "stride", fn)
+    _check_im2col_params(ks, dil, pad, stride, True)
+    x = input
+    s = tuple(x.shape)
+    if x.ndim not in (2, 3) or s[-1] == 0 or s[-2] == 0:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           f"size and non-zero dimensions for input, but got: {_fmt(s)}")
+    nk = ks[0] * ks[1]
+    if s[-2] % nk:
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={s[-2]} and kernel_size={ks}.")
+    pads = tuple((p, p) for p in pad)
+    ls = small_size(out, ks, stride, dil, pads)
+    if ls[0] * ls[1] != s[-1]:
+        raise RuntimeError(
+            f"Given output_size={out}, kernel_size={ks}, dilation={dil}, padding={pad}, "
+            f"stride={stride}, expected size of input's dimension 2 to match the calculated "
+            f"number of sliding blocks {ls[0]} * {ls[1]} = {ls[0] * ls[1]}, but got "
+            f"input.size(2)={s[-1]}.")
+    _check_im_dtype(x, "col2im_out_cpu")
+    return apply(COL2IM, (x,), (ks, dil, exact_pads(out, ks, stride, dil, pads), stride, out))
