@@ -345,10 +345,22 @@ def _check_relu(t):
 def _relu_vjp(ns, g, need, r):
     # PyTorch's threshold_backward(grad, result, 0): NaN results pass the gradient, and under
     # create_graph the gradient stays connected to the result (with zero derivative)
-    return (ns.where(r <= 0, ns.dep_zero(r), g),)
+    return (ns.relu_grad(g, r),)
+
+
+def _relu_grad_np(g, r):
+    """``where(r <= 0, 0, g)``, as a multiplication by the mask: NumPy's ``where`` on a random
+    mask is about ten times slower. Non-finite gradients (inf * 0) take the exact route."""
+    m = r <= 0
+    if type(g) is np.ndarray and type(m) is np.ndarray:
+        out = np.multiply(g, ~m)
+        if np.isfinite(out).all():
+            return out
+    return np.where(m, 0, g)
 
 
 ns_fn("dep_zero", lambda x: 0, lambda x: x * 0)
+ns_fn("relu_grad", _relu_grad_np, lambda g, r: _where_em(r <= 0, r * 0, g))
 RELU, relu = _unary("relu", lambda x: np.maximum(x, 0), _relu_vjp, save_out=True,
                     int_to_float=False, check=_check_relu)
 
