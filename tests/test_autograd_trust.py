@@ -662,3 +662,27 @@ def _fill_names(M):
 
 def test_fill_and_setitem_node_names():
     both(_fill_names)
+
+
+# ---- found by the fuzzer ---------------------------------------------------------------------
+
+FUZZ_FOUND = {
+    "split_into_one_piece": lambda M: (lambda x: (lambda s: ((s[0] * 3).sum().backward(),
+                                                             s, s[0].grad_fn, x.grad)[1:])(
+        x.split(2)))(M.tensor([1., 2.], requires_grad=True)),
+    "unbind_size_one": lambda M: M.ones(1, 2, requires_grad=True).unbind(),
+    "unbind_empty": lambda M: M.ones(0, 2).unbind(),
+    "zero_dim_views": lambda M: (lambda x: [x.mT, x.mH, x.H, x.T, x.flip(0), x.movedim(0, 0),
+                                            x.unfold(0, 1, 1)])(
+        M.tensor(2., requires_grad=True) * 1),
+    "unfold_node": lambda M: (lambda y: (lambda u: ((u * u).sum().backward(), u.grad_fn,
+                                                    y.grad)[1:])(y.unfold(0, 3, 2)))(
+        M.arange(6.).requires_grad_()),
+    "H_is_transpose": lambda M: M.ones(2, 3, requires_grad=True).H.grad_fn,
+    "H_of_vector": _raises(lambda M: M.ones(3).H),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_FOUND))
+def test_fuzz_found(name):
+    both(FUZZ_FOUND[name])

@@ -193,7 +193,10 @@ def wrap_outputs(op: Op, inputs, params, out):
     rec = edges is not None
     if op.n_out == 1:
         if op.is_view:
-            r = _view_of(inputs[0], out)
+            if type(out) is tuple:   # a multi-output view op that made one output (split)
+                r = _view_of(inputs[0], out[0], multi=True)
+            else:
+                r = _view_of(inputs[0], out)
         else:
             r = _make(out if isinstance(out, np.ndarray) or type(out) is _BA else np.asarray(out),
                       Version(), False, None)

@@ -261,10 +261,11 @@ def tile(input: Tensor, dims) -> Tensor:
 # ---- flip / roll ---------------------------------------------------------------------------
 
 def _flip_fwd(x, dims):
-    return np.flip(x, dims).copy() if dims else x.copy()
+    return np.flip(x, dims).copy() if dims and x.ndim else x.copy()
 
 
-FLIP = Op("flip", _flip_fwd, lambda ns, g, need, dims: (ns.flip(g, dims),), linear=True)
+FLIP = Op("flip", _flip_fwd, lambda ns, g, need, dims: (ns.flip(g, dims) if g.ndim else g,),
+          linear=True)
 
 
 def _flip_dims(dims, nd) -> tuple:
@@ -285,7 +286,7 @@ def flip(input: Tensor, dims) -> Tensor:
 
 
 def _flip_method(self: Tensor, *dims) -> Tensor:
-    return apply(FLIP, (self,), (_flip_dims(_ints(dims) if dims else (), self._data.ndim),))
+    return flip(self, _ints(dims) if dims else ())
 
 
 def fliplr(input: Tensor) -> Tensor:

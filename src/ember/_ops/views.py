@@ -260,6 +260,8 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     dst = [destination] if isinstance(destination, int) else list(destination)
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    if n == 0:
+        return apply(ALIAS, (input,), ((), ()))
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -279,6 +281,8 @@ def _T(self: Tensor) -> Tensor:
 
 
 def _mT(self: Tensor) -> Tensor:
+    if self._data.ndim == 0:
+        return self   # as PyTorch: a number is its own transpose
     if self._data.ndim < 2:
         raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
                            f"{self._data.ndim}-D tensor.")
@@ -536,10 +540,18 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     if shape and size > shape[d]:
         raise RuntimeError(
             f"maximum size for tensor at dimension {d} is {shape[d]} but size is {size}")
-    st = self.stride()
-    new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
-    new_stride = st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],)
-    return as_strided(self, new_shape, new_stride)
+    if shape:
+        st = self.stride()
+        new_shape = shape[:d] + (n,) + shape[d + 1:] + (size,)
+        new_stride = st[:d] + (st[d] * step,) + st[d + 1:] + (st[d],)
+    else:   # a 0-dim tensor is one window of itself
+        new_shape, new_stride = (size,), (1,)
+    off = self.storage_offset()
+    out = _as_strided_np(self._data, new_shape, new_stride, off)
+    return apply(UNFOLD, (self,), (new_shape, new_stride, off, shape, view_index(self._data, out)))
+
+
+UNFOLD = Op("unfold", AS_STRIDED.fwd, _as_strided_vjp, linear=True, is_view=True)
 
 
 # ---- multi-output views -----------------------------------------------------------------
@@ -549,6 +561,8 @@ def _split_fwd(x, dim, bounds, in_shape=None):
 
 
 def _split_vjp(ns, grads, need, dim, bounds, in_shape):
+    if type(grads) is not tuple:   # a split into one piece
+        grads = (grads,)
     parts = []
     for (a, b), g in zip(bounds, grads):
         if g is None:
@@ -579,12 +593,14 @@ def _multi_view_op(name: str, n: int, fwd, vjp, jvp) -> Op:
 
 
 def _split_jvp(ns, tangents, primals, outs, dim, bounds, in_shape):
-    return tuple(slice_dim(tangents[0], dim, a, b) for a, b in bounds)
+    r = tuple(slice_dim(tangents[0], dim, a, b) for a, b in bounds)
+    return r if len(r) > 1 else r[0]
 
 
 def _split(input: Tensor, dim: int, bounds, name: str) -> tuple:
     op = _multi_view_op(name, len(bounds), _split_fwd, _split_vjp, _split_jvp)
-    return apply(op, (input,), (dim, tuple(bounds), input._data.shape))
+    r = apply(op, (input,), (dim, tuple(bounds), input._data.shape))
+    return r if type(r) is tuple else (r,)
 
 
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
@@ -654,6 +670,8 @@ def vsplit(input: Tensor, sections) -> tuple:
 
 
 def _unbind_vjp(ns, grads, need, dim, n, in_shape):
+    if type(grads) is not tuple:   # a size-1 dim
+        grads = (grads,)
     i0 = _first(grads)
     parts = [g if g is not None else ns.zeros_of(grads[i0], grads[i0].shape) for g in grads]
     return (ns.stack(parts, dim),)
@@ -664,8 +682,11 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape))
     n = shape[d]
+    if n == 0:
+        return ()
     op = _multi_view_op("unbind", n, _unbind_fwd, _unbind_vjp, _unbind_jvp)
-    return apply(op, (input,), (d, n, shape))
+    r = apply(op, (input,), (d, n, shape))
+    return r if type(r) is tuple else (r,)
 
 
 def _unbind_fwd(x, dim, n, in_shape):
@@ -674,7 +695,8 @@ def _unbind_fwd(x, dim, n, in_shape):
 
 
 def _unbind_jvp(ns, tangents, primals, outs, dim, n, in_shape):
-    return unbind(tangents[0], dim)
+    r = unbind(tangents[0], dim)
+    return r if len(r) > 1 else r[0]
 
 
 # ---- complex views -----------------------------------------------------------------------
@@ -912,8 +934,18 @@ for _name, _fn in [("view", view), ("reshape", reshape), ("view_as", view_as),
     method(_name, _fn)
 Tensor.T = property(_T)
 Tensor.mT = property(_mT)
-Tensor.H = property(lambda self: _T(self).conj())
-Tensor.mH = property(lambda self: _mT(self).conj())
+def _H(self: Tensor) -> Tensor:
+    n = self._data.ndim
+    if n == 0:
+        return self
+    if n != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.")
+    return transpose(self, 0, 1).conj()
+
+
+Tensor.H = property(_H)
+Tensor.mH = property(lambda self: self if self._data.ndim == 0 else _mT(self).conj())
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 ns_fn("zeros_of", lambda g, shape: np.zeros(shape, g.dtype),
