@@ -350,7 +350,8 @@ class Tensor:
         return _view_of(self, self._data, differentiable=False)
 
     def detach_(self) -> Tensor:
-        if self._base is not None and self._base._rg:
+        """Detach in place; refused on any differentiable view, as in PyTorch."""
+        if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
@@ -584,10 +585,10 @@ _CM_TEXT = {CM_NO_GRAD: ("no_grad mode", "with grad mode enabled", "no_grad bloc
 def view_rebase_error(t: Tensor, direct: bool) -> RuntimeError:
     """PyTorch's refusal of an in-place change that would rebase a view created in a special
     way (``handle_view_on_rebase``)."""
-    import re
     cm = t._cm
     fn = t._fn
-    short = re.sub(r"Backward\d*$", "", fn.name()) if fn is not None else ""
+    from .autograd.graph import _short_name
+    short = _short_name(fn) if fn is not None else ""
     what = ("is being modified inplace" if direct else
             "its base or another view of its base has been modified inplace")
     if cm in _CM_TEXT:

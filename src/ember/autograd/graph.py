@@ -166,7 +166,9 @@ class AccumulateGrad(Node):
 
 
 def _short_name(node) -> str:
-    return re.sub(r"Backward\d*$", "", node.name())
+    """A node's name as PyTorch's messages print it: ``MulBackward0`` -> ``Mul``,
+    ``AcoshBackward1`` -> ``Acosh1``."""
+    return re.sub(r"Backward(\d*)$", lambda m: m.group(1).lstrip("0"), node.name())
 
 
 def version_error(t, saved_version: int, node) -> RuntimeError:
