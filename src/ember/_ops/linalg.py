@@ -89,8 +89,19 @@ ns_fn("const", lambda a: a, lambda a: _make(a, Version(), False, None))
 
 # ---- matmul family: one forward, one VJP, the node name per route --------------------------
 
+def _missing_rank(g_ndim: int, other: int) -> int:
+    """The rank of the operand that was not saved (its gradient is not needed), from the
+    gradient's rank and the other operand's: exact where the VJP's routing depends on it
+    (rank 1), at least 2 otherwise."""
+    if other == 1:
+        return g_ndim + 1
+    return 1 if g_ndim == other - 1 else max(g_ndim, 2)
+
+
 def _matmul_vjp(ns, g, need, a, b):
-    da, db = a.ndim, b.ndim
+    # an operand is saved only when the other's gradient needs it, as in PyTorch
+    da = a.ndim if a is not None else _missing_rank(g.ndim, b.ndim)
+    db = b.ndim if b is not None else _missing_rank(g.ndim, a.ndim)
     ga = gb = None
     if need[0]:
         if db == 1:
@@ -106,7 +117,7 @@ def _matmul_vjp(ns, g, need, a, b):
             gb = ns.squeeze(ns.matmul(ns.mH(a), ns.unsqueeze(g, -1)), -1)
         elif db == 2 and da > 2:
             # fold the batch into the rows: one GEMM instead of a batch and a sum
-            k, m = b.shape
+            k, m = a.shape[-1], g.shape[-1]
             gb = ns.matmul(ns.mH(a.reshape(-1, k)), g.reshape(-1, m))
         else:
             gb = ns.matmul(ns.mH(a), g)
@@ -132,8 +143,8 @@ _matmul_jvp = _bilinear_jvp(lambda a, b: matmul(a, b))
 
 
 def _mk(name, node=None, names=None):
-    # (both operands are saved: the VJP routes on their ranks)
-    return Op(name, _np_matmul, _matmul_vjp, _matmul_jvp, saves=(0, 1), node=node, names=names)
+    return Op(name, _np_matmul, _matmul_vjp, _matmul_jvp, saves=(0, 1), node=node, names=names,
+              save_if=(1, 0))
 
 
 DOT = _mk("dot", names=("self", "tensor"))
