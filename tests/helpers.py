@@ -82,10 +82,44 @@ def assert_same(e, t, rtol=None, atol=None):
                                equal_nan=True)
 
 
+def flat(x) -> list:
+    """The leaves of a (nested) tuple/list result, in order."""
+    if isinstance(x, (tuple, list)):
+        return [leaf for i in x for leaf in flat(i)]
+    return [x]
+
+
+def _cotangent(rng, t: torch.Tensor):
+    """One random cotangent for torch output ``t``, as an (ember, torch) pair of its dtype."""
+    a = rng.standard_normal(tuple(t.shape))
+    if t.is_complex():
+        a = a + 1j * rng.standard_normal(tuple(t.shape))
+    a = np.asarray(a.astype(np.complex128 if t.is_complex() else np.float64))
+    name = dtype_name(t)
+    return (ember.from_numpy(a.copy()).to(getattr(ember, name)),
+            torch.from_numpy(a.copy()).to(getattr(torch, name)))
+
+
+def _same_grad_fn(a, b, k) -> None:
+    if b.grad_fn is None:   # torch returned a leaf (an input itself)
+        assert a.grad_fn is None, f"output {k}: ember has {a.grad_fn.name()}, torch a leaf"
+        return
+    assert a.grad_fn is not None, f"output {k}: ember has no grad_fn, torch {b.grad_fn.name()}"
+    want = b.grad_fn.name().replace("torch::", "ember::")
+    assert a.grad_fn.name() == want, f"output {k}: grad_fn {a.grad_fn.name()} != {want}"
+
+
+def _sq(x):
+    return (x * x).sum().real if x.is_complex() else (x * x).sum()
+
+
 def check_op(fe, ft, *arrays, grad=True, fwd=True, double=True, noncontig=False,
              rtol=None, atol=None, argnums=None):
     """Run ``fe`` on ember tensors and ``ft`` on torch tensors made from ``arrays``; compare
-    the outputs, the reverse gradients, the forward-mode tangents and the double backward.
+    every output (values, dtypes, shapes, ``requires_grad``, ``grad_fn`` names), the reverse
+    gradients of all differentiable outputs together (one random cotangent each), the
+    forward-mode tangent of every output, and the double backward through all first-order
+    gradients (with respect to the inputs and to the cotangents, as ``gradgradcheck`` does).
 
     Arrays whose dtype is floating/complex get requires_grad (or only those in ``argnums``).
     """
@@ -97,49 +131,82 @@ def check_op(fe, ft, *arrays, grad=True, fwd=True, double=True, noncontig=False,
     assert_same(oe, ot, rtol, atol)
     if not grad or not diff:
         return oe, ot
-    oe1 = oe[0] if isinstance(oe, (tuple, list)) else oe
-    ot1 = ot[0] if isinstance(ot, (tuple, list)) else ot
-    if not ot1.requires_grad:
-        assert not oe1.requires_grad
-        return oe, ot
+    fl_e, fl_t = flat(oe), flat(ot)
+    assert len(fl_e) == len(fl_t), (len(fl_e), len(fl_t))
+    live = []
+    for k, (a, b) in enumerate(zip(fl_e, fl_t)):
+        if isinstance(b, torch.Tensor):
+            assert a.requires_grad == b.requires_grad, (
+                f"output {k}: requires_grad {a.requires_grad} != {b.requires_grad}")
+            if b.requires_grad:
+                _same_grad_fn(a, b, k)
+                live.append(k)
     rng = np.random.default_rng(0)
-    gnp = rng.standard_normal(tuple(ot1.shape))
-    if ot1.is_complex():
-        gnp = gnp + 1j * rng.standard_normal(tuple(ot1.shape))
-    gnp = np.asarray(gnp.astype(to_np(ot1).dtype))
-    ge, gt = ember.from_numpy(gnp.copy()), torch.from_numpy(gnp.copy())
     de = [es[i] for i in diff]
     dt = [ts[i] for i in diff]
-    gre = ember.autograd.grad(oe1, de, ge, create_graph=double, allow_unused=True)
-    grt = torch.autograd.grad(ot1, dt, gt, create_graph=double, allow_unused=True)
-    assert_same(list(gre), list(grt), rtol, atol)
-    assert oe1.grad_fn.name() == ot1.grad_fn.name().replace("torch::", "ember::"), (
-        oe1.grad_fn.name(), ot1.grad_fn.name())
-    if double:
-        live = [(a, b) for a, b in zip(gre, grt) if b is not None and b.requires_grad]
-        if live:
-            se = sum((a * a).sum().real if a.is_complex() else (a * a).sum() for a, _ in live)
-            st = sum((b * b).sum().real if b.is_complex() else (b * b).sum() for _, b in live)
-            g2e = ember.autograd.grad(se, de, allow_unused=True)
-            g2t = torch.autograd.grad(st, dt, allow_unused=True)
-            assert_same(list(g2e), list(g2t), rtol, atol)
+    if live:
+        cots = [_cotangent(rng, fl_t[k]) for k in live]
+        ce, ct = [c[0] for c in cots], [c[1] for c in cots]
+        if double:
+            for c in ce + ct:
+                c.requires_grad_()
+        gre = ember.autograd.grad([fl_e[k] for k in live], de, ce, create_graph=double,
+                                  allow_unused=True)
+        grt = torch.autograd.grad([fl_t[k] for k in live], dt, ct, create_graph=double,
+                                  allow_unused=True)
+        assert_same(list(gre), list(grt), rtol, atol)
+        if double:
+            for j, (a, b) in enumerate(zip(gre, grt)):
+                if b is not None:
+                    assert a.requires_grad == b.requires_grad, (
+                        f"grad of input {j}: requires_grad {a.requires_grad} != "
+                        f"{b.requires_grad}")
+            pairs = [(a, b) for a, b in zip(gre, grt) if b is not None and b.requires_grad]
+            if pairs:
+                se = sum(_sq(a) for a, _ in pairs)
+                st = sum(_sq(b) for _, b in pairs)
+                g2e = ember.autograd.grad(se, de + ce, allow_unused=True)
+                g2t = torch.autograd.grad(st, dt + ct, allow_unused=True)
+                # second-order sums cancel: absolute error scales with the largest entry, and
+                # with the least precise dtype involved (a float32 input under a float64 output)
+                r2 = rtol or max(tol(dtype_name(x))[0] for x in dt + ct)
+                for a, b in zip(g2e, g2t):
+                    if b is None:
+                        assert_same(a, b)
+                        continue
+                    a2 = atol or r2 * max(1.0, float(np.abs(to_np(b)).max(initial=0)))
+                    assert_same(a, b, r2, a2)
     if fwd:
-        tangents = [rng.standard_normal(arrays[i].shape).astype(arrays[i].dtype) for i in diff]
-        with ember.autograd.forward_ad.dual_level(), torch.autograd.forward_ad.dual_level():
-            fe_in = list(es)
-            ft_in = list(ts)
-            for i, tg in zip(diff, tangents):
-                fe_in[i] = ember.autograd.forward_ad.make_dual(es[i].detach(),
-                                                               ember.from_numpy(tg.copy()))
-                ft_in[i] = torch.autograd.forward_ad.make_dual(ts[i].detach(),
-                                                               torch.from_numpy(tg.copy()))
-            re, rt = fe(*fe_in), ft(*ft_in)
-            re = re[0] if isinstance(re, (tuple, list)) else re
-            rt = rt[0] if isinstance(rt, (tuple, list)) else rt
-            te = ember.autograd.forward_ad.unpack_dual(re).tangent
-            tt = torch.autograd.forward_ad.unpack_dual(rt).tangent
-            assert_same(te, tt, rtol, atol)
+        _check_tangents(fe, ft, arrays, es, ts, diff, rng, rtol, atol)
     return oe, ot
+
+
+def _check_tangents(fe, ft, arrays, es, ts, diff, rng, rtol, atol) -> None:
+    """Forward mode: every output's tangent (None exactly where torch's is None)."""
+    fwe, fwt = ember.autograd.forward_ad, torch.autograd.forward_ad
+    tangents = []
+    for i in diff:
+        a = rng.standard_normal(arrays[i].shape)
+        if arrays[i].dtype.kind == "c":
+            a = a + 1j * rng.standard_normal(arrays[i].shape)
+        tangents.append(np.asarray(a.astype(arrays[i].dtype)))
+    with fwe.dual_level(), fwt.dual_level():
+        fe_in, ft_in = list(es), list(ts)
+        for i, tg in zip(diff, tangents):
+            fe_in[i] = fwe.make_dual(es[i].detach(), ember.from_numpy(tg.copy()))
+            ft_in[i] = fwt.make_dual(ts[i].detach(), torch.from_numpy(tg.copy()))
+        re, rt = flat(fe(*fe_in)), flat(ft(*ft_in))
+        assert len(re) == len(rt)
+        for k, (a, b) in enumerate(zip(re, rt)):
+            if not isinstance(b, torch.Tensor):
+                continue
+            tt = fwt.unpack_dual(b).tangent
+            te = fwe.unpack_dual(a).tangent
+            if tt is None:
+                assert te is None, f"output {k}: ember has a tangent, torch none"
+                continue
+            assert te is not None, f"output {k}: ember has no tangent, torch has one"
+            assert_same(te, tt, rtol, atol)
 
 
 def raises_same(fe, ft):

@@ -2,7 +2,9 @@
 import threading
 
 import numpy as np
+import torch
 
+import ember
 from helpers import both
 
 N_THREADS = 8
@@ -162,3 +164,57 @@ def test_hooks_and_retain_grad_in_threads():
             return [log, a.grad, x.grad]
         return _in_threads(work)
     both(f)
+
+
+# ---- big arrays: NumPy releases the GIL inside each add, so threads really overlap ----------
+
+BIG = 200_000          # elements: far above NumPy's threshold for releasing the GIL
+
+
+def _big_accumulate(M, n_threads, iters, body):
+    """``n_threads`` threads each run ``body(M, w)`` ``iters`` times on one shared leaf; returns
+    its ``.grad`` as an array (every contribution is an exact small integer)."""
+    w = M.zeros(BIG, dtype=M.float64, requires_grad=True)
+
+    def work(i):
+        for _ in range(iters):
+            body(M, w)
+    _, errs = _in_threads(work, n_threads)
+    assert not errs, errs
+    return w.grad.detach().numpy().copy()
+
+
+def _check_big(body, n_threads=8, iters=40, per_call=1.0):
+    ge = _big_accumulate(ember, n_threads, iters, body)
+    gt = _big_accumulate(torch, n_threads, iters, body)
+    want = n_threads * iters * per_call
+    assert (gt == want).all()
+    lost = int((ge != want).sum())
+    assert lost == 0, f"{lost} of {BIG} elements lost updates (min {ge.min()}, want {want})"
+
+
+def test_big_accumulation_in_place_add_loses_nothing():
+    """Concurrent ``backward()`` into one existing ``.grad``: the in-place add must be locked."""
+    _check_big(lambda M, w: (w * 1.0).sum().backward())
+
+
+def test_big_accumulation_first_grad_created_once():
+    """Many threads racing to create ``.grad`` for a fresh leaf: only one may create it."""
+    for _ in range(6):
+        ge = _big_accumulate(ember, 8, 1, lambda M, w: (w * 2.0).sum().backward())
+        gt = _big_accumulate(torch, 8, 1, lambda M, w: (w * 2.0).sum().backward())
+        assert (gt == 16).all()
+        assert (ge == 16).all(), f"{int((ge != 16).sum())} elements lost an update"
+
+
+def test_big_accumulation_create_graph():
+    """``create_graph=True`` accumulates by ``.grad = .grad + g``: read-modify-write, locked."""
+    _check_big(lambda M, w: (w * 1.0).sum().backward(create_graph=True), iters=25)
+
+
+def test_big_accumulation_backward_inputs_and_broadcast():
+    """``backward(inputs=[w])`` and a gradient reduced from a broadcast: the same lock."""
+    def body(M, w):
+        other = M.ones(BIG, dtype=M.float64, requires_grad=True)
+        (w.view(1, BIG).expand(2, BIG) * 0.5 + other).sum().backward(inputs=[w])
+    _check_big(body, iters=30)

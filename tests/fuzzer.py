@@ -1,0 +1,2223 @@
+"""A differential fuzzer for autograd: random straight-line programs run in ember and PyTorch.
+
+PyTorch promises that "if you're using in-place functions and not seeing any errors, you can be
+sure that the computed gradients are correct". This module checks that ember keeps the same
+promise, and more: a program is data (a list of ``Stmt`` records), interpreted against a module
+``M`` (``ember`` or ``torch``), so the very same program runs in both, and everything observable
+is compared statement by statement: values, dtypes, shapes, ``requires_grad``, ``is_leaf``,
+``grad_fn`` names, ``_version``, strides of view results, exceptions (type and message), the
+leaves' ``.grad``, retained grads, hook calls, double-backward gradients and forward-mode
+tangents.
+
+Programs are generated against PyTorch (each candidate statement is run in torch before it is
+kept), so they are valid in PyTorch most of the time; statement guards keep the data away from
+non-differentiable points (relu at 0, ties of max/sort, clamp bounds, branch cuts) so that a
+gradient disagreement means a bug, not float noise. ``minimize`` drops statements and shrinks
+data while the same kind of disagreement persists, and ``to_source`` prints a program as a
+Python snippet runnable against torch (or ember, with ``import ember as torch``).
+
+Entry points: ``generate(seed)``, ``check(program)``, ``check_seed(seed)``, ``minimize``,
+``to_source``, ``report``.
+"""
+from __future__ import annotations
+
+import contextlib
+import operator
+import re
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+
+import ember
+
+# --------------------------------------------------------------------------------------------
+# the program as data
+
+
+@dataclass(frozen=True)
+class V:
+    """A reference to a program variable."""
+
+    name: str
+
+
+class D:
+    """A constant tensor written inline (indices, masks, operands without grad)."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    def __repr__(self) -> str:
+        return f"D({self.a.dtype}{list(self.a.shape)})"
+
+
+@dataclass(frozen=True)
+class Dt:
+    """A dtype by name (``float64``...)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Hk:
+    """A tensor hook: records that it ran (and the gradient it saw), optionally scales it."""
+
+    name: str
+    scale: float | None = None
+
+
+@dataclass
+class Stmt:
+    """One statement. ``kind`` is one of: leaf, method, func, attr, binop, iop, getitem,
+    setitem, block, loss, backward, grad. ``out`` names the variables it binds; for a block,
+    ``fn`` is the grad-mode context and ``body`` its statements."""
+
+    kind: str
+    out: tuple = ()
+    fn: str = ""
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    body: list | None = None
+    guards: tuple = ()
+    view: bool = False      # the result's layout is PyTorch's to guarantee (a view op)
+    seq: bool = False       # the call returns a sequence, unpacked into ``out``
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Program:
+    """A generated program; ``mode`` 'rev' runs it plainly, 'fwd' under a forward-AD level
+    with dual leaves."""
+
+    seed: int
+    stmts: list
+    mode: str = "rev"
+
+
+TAIL = ("loss", "backward", "grad")
+FWD_UNSUPPORTED = ("Trying to use forward AD with", "does not support forward AD",
+                   "not implemented for forward AD")
+MUTATING_METHODS = ("retain_grad", "register_hook", "requires_grad_", "detach_")
+BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "**": operator.pow, "@": operator.matmul, ">": operator.gt, "<": operator.lt}
+IOPS = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv}
+
+
+def is_mutating(s: Stmt) -> bool:
+    return s.kind in ("iop", "setitem") or s.kind == "method" and (
+        s.fn.endswith("_") or s.fn in MUTATING_METHODS)
+
+
+def is_advanced(idx) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(i, (D, list, V)) for i in items)
+
+
+def label(s: Stmt) -> str:
+    """A short name for what a statement does (used to group disagreements)."""
+    k = s.kind
+    if k in ("method", "func"):
+        return s.fn
+    if k == "attr":
+        return "." + s.fn
+    if k == "binop":
+        return s.fn
+    if k == "iop":
+        return s.fn + "="
+    if k == "getitem":
+        return "[adv]" if is_advanced(s.args[1]) else "[]"
+    if k == "setitem":
+        return "[adv]=" if is_advanced(s.args[1]) else "[]="
+    if k == "grad":
+        return s.fn
+    if k == "backward":
+        return "backward(inputs)" if "inputs" in s.kwargs else "backward"
+    return k
+
+
+def walk(stmts, path=()):
+    """Every statement with its path (indices through blocks), in program order."""
+    for i, s in enumerate(stmts):
+        yield path + (i,), s
+        if s.kind == "block":
+            yield from walk(s.body, path + (i,))
+
+
+def names_in(a) -> set:
+    if isinstance(a, V):
+        return {a.name}
+    if isinstance(a, (tuple, list)):
+        r = set()
+        for x in a:
+            r |= names_in(x)
+        return r
+    return set()
+
+
+def uses(s: Stmt) -> set:
+    return names_in(s.args) | names_in(tuple(s.kwargs.values()))
+
+
+# --------------------------------------------------------------------------------------------
+# printing a program as Python
+
+
+def dtype_name(t) -> str:
+    return str(t.dtype).split(".")[-1]
+
+
+def _const_src(a: np.ndarray) -> str:
+    dt = a.dtype.name
+    if a.size == 0:
+        return f"torch.empty({tuple(a.shape)}, dtype=torch.{dt})"
+    return f"torch.tensor({a.tolist()!r}, dtype=torch.{dt})"
+
+
+def src(a, index: bool = False) -> str:
+    """Python source for one argument."""
+    if isinstance(a, V):
+        return a.name
+    if isinstance(a, D):
+        return _const_src(a.a)
+    if isinstance(a, Dt):
+        return f"torch.{a.name}"
+    if isinstance(a, Hk):
+        return f"hook_{a.name}"
+    if isinstance(a, slice):
+        parts = ["" if p is None else repr(p) for p in (a.start, a.stop, a.step)]
+        if index:
+            return ":".join(parts[:2]) + (f":{parts[2]}" if a.step is not None else "")
+        return f"slice({a.start!r}, {a.stop!r}, {a.step!r})"
+    if a is Ellipsis:
+        return "..."
+    if isinstance(a, tuple):
+        inner = ", ".join(src(x, index) for x in a)
+        if index:
+            return inner if len(a) != 1 else inner + ","
+        return f"({inner}{',' if len(a) == 1 else ''})"
+    if isinstance(a, list):
+        return "[" + ", ".join(src(x) for x in a) + "]"
+    return repr(a)
+
+
+def _call_src(s: Stmt) -> str:
+    args = [src(a) for a in s.args]
+    kws = [f"{k}={src(v)}" for k, v in s.kwargs.items()]
+    if s.kind == "method":
+        return f"{args[0]}.{s.fn}({', '.join(args[1:] + kws)})"
+    fn = "torch.autograd.grad" if s.kind == "grad" else f"torch.{s.fn}"
+    return f"{fn}({', '.join(args + kws)})"
+
+
+def _lhs(s: Stmt) -> str:
+    if not s.out:
+        return ""
+    if s.seq and len(s.out) == 1:
+        return f"{s.out[0]}, = "
+    return ", ".join(s.out) + " = "
+
+
+SEGFAULT_NOTE = ("torch 2.13 segfaults in register_hook on a view whose base was modified "
+                 "in place unless grad_fn was read first")
+
+
+def stmt_src(s: Stmt, mode: str) -> str:
+    """One statement (not a block) as a line of Python."""
+    k = s.kind
+    if k == "method" and s.fn == "register_hook":
+        return f"{src(s.args[0])}.grad_fn  # {SEGFAULT_NOTE}\n" + _call_src(s)
+    if k == "leaf":
+        a = s.args[0].a
+        dt = s.kwargs["dtype"].name
+        if mode == "fwd":
+            p = _const_src(a)
+            return (f"{s.out[0]} = fwAD.make_dual({p}, {_const_src(s.extra['tan'])})"
+                    if s.extra.get("dual") else f"{s.out[0]} = {p}")
+        rg = s.kwargs.get("requires_grad", False)
+        if a.size == 0:
+            return f"{s.out[0]} = torch.empty({tuple(a.shape)}, dtype=torch.{dt}, " \
+                   f"requires_grad={rg})"
+        return f"{s.out[0]} = torch.tensor({a.tolist()!r}, dtype=torch.{dt}, requires_grad={rg})"
+    if k in ("method", "func", "grad"):
+        return _lhs(s) + _call_src(s)
+    if k == "attr":
+        return f"{s.out[0]} = {src(s.args[0])}.{s.fn}"
+    if k == "binop":
+        return f"{s.out[0]} = {src(s.args[0])} {s.fn} {src(s.args[1])}"
+    if k == "iop":
+        return f"{src(s.args[0])} {s.fn}= {src(s.args[1])}"
+    if k == "getitem":
+        return f"{s.out[0]} = {src(s.args[0])}[{src(s.args[1], True)}]"
+    if k == "setitem":
+        return f"{src(s.args[0])}[{src(s.args[1], True)}] = {src(s.args[2])}"
+    if k == "loss":
+        terms = [f"({a.name} * w({a.name})).real.sum()" if a.name in s.extra.get("cplx", ())
+                 else f"({a.name} * w({a.name})).sum()" for a in s.args]
+        return f"{s.out[0]} = " + " + ".join(terms)
+    if k == "backward":
+        kws = ", ".join(f"{k}={src(v)}" for k, v in s.kwargs.items())
+        return f"{src(s.args[0])}.backward({kws})"
+    raise ValueError(k)
+
+
+def _ctx_src(s: Stmt) -> str:
+    args = ", ".join(repr(a) for a in s.args)
+    return f"with torch.{s.fn}({args}):"
+
+
+HEADER = '''import numpy as np
+import torch
+from torch.autograd import forward_ad as fwAD
+
+
+def w(t):  # fixed weights reducing an output to the loss
+    a = (np.arange(t.numel()) % 5 - 2.3).reshape(tuple(t.shape))
+    if t.is_complex():
+        a = a * (1 + 0.5j)
+    return torch.tensor(a, dtype=t.dtype)
+
+
+log = []
+'''
+
+
+def _hooks(stmts) -> list:
+    out = []
+    for _, s in walk(stmts):
+        for a in s.args:
+            if isinstance(a, Hk):
+                out.append(a)
+    return out
+
+
+def to_source(prog: Program, probe: tuple | None = None) -> str:
+    """The program as a Python snippet runnable against torch (or ember, renamed). ``probe``:
+    (path, expression) printed right after the statement at ``path`` (None: at the end)."""
+    lines = [HEADER]
+    for h in _hooks(prog.stmts):
+        ret = f"g * {h.scale!r}" if h.scale is not None else "None"
+        lines.append(f"def hook_{h.name}(g):\n    log.append(('{h.name}', g))\n"
+                     f"    return {ret}\n\n")
+    body: list = []
+    ind = "    " if prog.mode == "fwd" else ""
+    if prog.mode == "fwd":
+        body.append("with fwAD.dual_level():")
+
+    def emit(stmts, path, depth):
+        for i, s in enumerate(stmts):
+            p = path + (i,)
+            pad = ind + "    " * depth
+            if s.kind == "block":
+                body.append(pad + _ctx_src(s))
+                if not s.body:
+                    body.append(pad + "    pass")
+                emit(s.body, p, depth + 1)
+            else:
+                body.extend(pad + line for line in stmt_src(s, prog.mode).split("\n"))
+            if probe is not None and probe[0] == p:
+                body.append(pad + f"print({probe[1]})")
+
+    emit(prog.stmts, (), 0)
+    if probe is not None and probe[0] is None:
+        body.append(ind + f"print({probe[1]})")
+    return "".join(lines) + "\n".join(body) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# the interpreter
+
+
+class _Stop(Exception):
+    """ember reached the statement where torch raised: the program ends there."""
+
+
+AS_STRIDED_OOB = "fuzzer: ember's as_strided would view memory outside its storage"
+
+
+def _ember_as_strided_bounds(s: Stmt, run: "Run") -> None:
+    """NumPy does not bounds-check as_strided, so an out-of-bounds request in ember reads and
+    later writes outside its buffer (heap corruption that kills the fuzzer). Refuse it here
+    with a marked message, so the disagreement is reported instead."""
+    from ember._tensor import _root
+    t = run.val(s.args[0])
+    size, stride = s.args[1], s.args[2]
+    off = s.args[3] if len(s.args) > 3 else t.storage_offset()
+    if any(n == 0 for n in size):
+        return
+    need = off + sum((n - 1) * st for n, st in zip(size, stride)) + 1
+    if need > _root(t._data).size:
+        raise RuntimeError(AS_STRIDED_OOB)
+
+
+class Invalid(Exception):
+    """The program left PyTorch's comfortable region (a guard failed, a value blew up): not a
+    meaningful test, so it is dropped (generation) or rejected (minimisation)."""
+
+
+def weights(shape: tuple, dt: str) -> np.ndarray:
+    """The loss weights ``w(t)`` of the printed header, as NumPy data."""
+    n = int(np.prod(shape)) if shape else 1
+    a = (np.arange(n) % 5 - 2.3).reshape(shape)
+    if dt.startswith("complex"):
+        a = a * (1 + 0.5j)
+    return a.astype(dt)
+
+
+def to_np(t):
+    """A tensor's values as a NumPy copy (either library)."""
+    if isinstance(t, torch.Tensor):
+        return t.numpy(force=True).copy()   # force: ZeroTensors, conj/neg views, grads
+    return np.array(t.detach().numpy(), copy=True)
+
+
+def _norm_msg(msg: str) -> str:
+    return msg.replace("torch.", "ember.").replace("torch::", "ember::")
+
+
+def _raised(ex: BaseException) -> tuple:
+    return ("raise", type(ex).__name__, _norm_msg(str(ex)))
+
+
+def _try(f):
+    try:
+        return f()
+    except Exception as ex:  # noqa: BLE001 - any exception is an observation
+        return _raised(ex)
+
+
+def _stride_obs(t) -> tuple:
+    if t.numel() == 0:
+        return ()
+    st = tuple(s if n > 1 else None for s, n in zip(t.stride(), t.shape))
+    return st, t.storage_offset()
+
+
+class Run:
+    """One execution of a program against module ``M``. ``check`` (torch only) evaluates the
+    statements' guards and sanity of results; ``observe`` records events to compare."""
+
+    def __init__(self, M, mode: str = "rev", check: bool = False, observe: bool = True,
+                 stop: tuple | None = None):
+        self.M = M
+        self.stop = stop   # the path of the statement where torch raised: go no further
+        self.mode = mode
+        self.check = check
+        self.observe = observe
+        self.env: dict = {}
+        self.order: list = []
+        self.layout: dict = {}
+        self.viewop: dict = {}
+        self.log: list = []
+        self.events: list = []
+        self.raised = None
+        self.ctx: list = []
+        self.tail_names: set = set()
+        self.cur_path, self.cur_where = (), ""
+        self.fw = M.autograd.forward_ad
+
+    # ---- values
+    def const(self, a: np.ndarray, dt: str | None = None):
+        return self.M.tensor(a, dtype=getattr(self.M, dt or a.dtype.name))
+
+    def val(self, a):
+        if isinstance(a, V):
+            return self.env[a.name]
+        if isinstance(a, D):
+            return self.const(a.a)
+        if isinstance(a, Dt):
+            return getattr(self.M, a.name)
+        if isinstance(a, Hk):
+            return self.hook(a)
+        if isinstance(a, tuple):
+            return tuple(self.val(x) for x in a)
+        if isinstance(a, list):
+            return [self.val(x) for x in a]
+        return a
+
+    def hook(self, hk: Hk):
+        log, gobs = self.log, self.gobs
+
+        def h(g):
+            log.append((hk.name, _try(lambda: gobs(g))))
+            return g * hk.scale if hk.scale is not None else None
+        return h
+
+    # ---- observations
+    def obs(self, name: str) -> dict:
+        t = self.env[name]
+        if not isinstance(t, self.M.Tensor):
+            return {"py": repr(t)}
+        o = {"shape": tuple(t.shape), "dtype": dtype_name(t),
+             "rg": _try(lambda: t.requires_grad), "leaf": _try(lambda: t.is_leaf),
+             "fn": SKIP if self.internal_view(name, t) else _try(
+                 lambda: None if t.grad_fn is None
+                 else t.grad_fn.name().replace("torch::", "ember::")),
+             "inf": _try(t.is_inference), "val": _try(lambda: to_np(t))}
+        if self.layout.get(name):
+            o["stride"] = _try(lambda: _stride_obs(t))
+        if self.mode == "fwd":
+            o["tan"] = _try(lambda: self.gobs(self.fw.unpack_dual(t).tangent))
+        return o
+
+    def internal_view(self, name: str, t) -> bool:
+        """A torch result that is a view though no view op made it (matmul returns one): its
+        grad_fn after an in-place op is an implementation detail (AsStridedBackward0)."""
+        return self.M is torch and not self.viewop.get(name, True) and _try(t._is_view) is True
+
+    def gobs(self, g):
+        """A gradient or tangent: None, or (shape, dtype, values)."""
+        if g is None:
+            return None
+        if not isinstance(g, self.M.Tensor):
+            return ("py", repr(g))
+        return (tuple(g.shape), dtype_name(g), to_np(g))
+
+    def emit(self, kind: str, path, s: Stmt, name, o) -> None:
+        if self.observe:
+            self.events.append((kind, path, self.where(s), name, o))
+
+    def where(self, s: Stmt) -> str:
+        return "|".join(self.ctx + [label(s)])
+
+    # ---- execution
+    def run(self, stmts) -> "Run":
+        M = self.M
+        M.set_grad_enabled(True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lvl = self.fw.dual_level() if self.mode == "fwd" else contextlib.nullcontext()
+            with lvl:
+                self._run_all(stmts)
+        return self
+
+    def _run_all(self, stmts) -> None:
+        try:
+            for i, s in enumerate(stmts):
+                self.exec(s, (i,))
+        except _Stop:
+            return
+        except Invalid:
+            raise
+        except Exception as ex:  # noqa: BLE001 - the program stops where torch/ember raised
+            self.raised = ex
+            if self.observe:
+                self.events.append(("raise",) + (self.cur_path, self.cur_where, None,
+                                                  _raised(ex)))
+            return
+        if self.observe:
+            self.final()
+
+    def final(self) -> None:
+        for name in self.order:
+            if name not in self.tail_names:
+                self.emit("final", None, Stmt("final"), name, self.obs(name))
+        self.emit("hooks", None, Stmt("hooks"), None, list(self.log))
+
+    def exec(self, s: Stmt, path: tuple) -> None:
+        self.cur_path, self.cur_where = path, self.where(s)
+        if s.kind == "block":
+            self.ctx.append(s.fn + (f"({s.args[0]})" if s.args else ""))
+            try:
+                with self.make_ctx(s):
+                    for i, b in enumerate(s.body):
+                        self.exec(b, path + (i,))
+            finally:
+                self.ctx.pop()
+            return
+        if self.check:
+            check_guards(s, self)
+        elif s.fn == "as_strided" and self.M is ember:
+            _ember_as_strided_bounds(s, self)
+        v0 = self.version(s)
+        res = self.call(s)
+        self.bind(s, res)
+        if s.kind in TAIL:
+            self.tail_names.update(s.out)
+        if self.check and s.kind not in TAIL:
+            self.sane(s)
+        if self.observe:
+            self.observe_stmt(s, path, v0)
+        if path == self.stop:
+            raise _Stop
+
+    def version(self, s: Stmt):
+        """The in-place target's version before the statement: only how much an in-place
+        statement bumps it is compared (a fresh result's version is torch's internal affair:
+        matmul, for one, squeezes its result in place)."""
+        if not is_mutating(s):
+            return None
+        t = self.env.get(s.args[0].name)
+        return _try(lambda: t._version)
+
+    def make_ctx(self, s: Stmt):
+        M = self.M
+        if s.fn == "set_grad_enabled":
+            return M.set_grad_enabled(*s.args)
+        return getattr(M, s.fn)(*s.args)
+
+    def bind(self, s: Stmt, res) -> None:
+        if not s.out:
+            return
+        if s.seq:
+            vals = list(res)
+            if len(vals) != len(s.out):
+                raise ValueError(f"expected {len(s.out)} values to unpack, got {len(vals)}")
+        else:
+            vals = [res]
+        for n, v in zip(s.out, vals):
+            if n not in self.env:
+                self.order.append(n)
+            self.env[n] = v
+            self.layout[n] = self.layout_of(s)
+            self.viewop[n] = s.view or s.kind == "leaf"
+
+    def layout_of(self, s: Stmt) -> bool:
+        if s.kind == "leaf":
+            return True
+        if not s.view:
+            return False
+        return all(self.layout.get(n, False) for n in uses(s))
+
+    def call(self, s: Stmt):
+        k = s.kind
+        if k == "leaf":
+            return self.leaf(s)
+        args = [self.val(a) for a in s.args]
+        kw = {n: self.val(v) for n, v in s.kwargs.items()}
+        if k == "method":
+            if s.fn == "register_hook":
+                _try(lambda: args[0].grad_fn)   # see SEGFAULT_NOTE
+            return getattr(args[0], s.fn)(*args[1:], **kw)
+        if k == "func":
+            f = self.M
+            for part in s.fn.split("."):
+                f = getattr(f, part)
+            return f(*args, **kw)
+        if k == "attr":
+            return getattr(args[0], s.fn)
+        if k == "binop":
+            return BINOPS[s.fn](args[0], args[1])
+        if k == "iop":
+            self.env[s.args[0].name] = IOPS[s.fn](args[0], args[1])
+            return None
+        if k == "getitem":
+            return args[0][args[1]]
+        if k == "setitem":
+            args[0][args[1]] = args[2]
+            return None
+        if k == "loss":
+            return self.loss(args)
+        if k == "backward":
+            args[0].backward(**kw)
+            return None
+        if k == "grad":
+            return self.M.autograd.grad(args[0], args[1], **kw)
+        raise ValueError(k)
+
+    def leaf(self, s: Stmt):
+        dt = s.kwargs["dtype"].name
+        p = self.const(s.args[0].a, dt)
+        if self.mode == "fwd":
+            if s.extra.get("dual"):
+                return self.fw.make_dual(p, self.const(s.extra["tan"], dt))
+            return p
+        if s.kwargs.get("requires_grad"):
+            p.requires_grad_()
+        return p
+
+    def loss(self, roots):
+        total = None
+        for t in roots:
+            w = self.const(weights(tuple(t.shape), dtype_name(t)))
+            term = (t * w).real.sum() if t.is_complex() else (t * w).sum()
+            total = term if total is None else total + term
+        return total
+
+    def observe_stmt(self, s: Stmt, path, v0=None) -> None:
+        if s.kind == "backward":
+            for n in self.order:
+                t = self.env[n]
+                if isinstance(t, self.M.Tensor):
+                    self.emit("grad", path, s, n, _try(lambda: self.gobs(t.grad)))
+            return
+        if s.kind in ("grad", "loss"):
+            for n in s.out:
+                self.emit("gout", path, s, n, _try(lambda: self.gobs(self.env[n])))
+            return
+        for n in s.out:
+            self.emit("out", path, s, n, self.obs(n))
+        if is_mutating(s):
+            n = s.args[0].name
+            o = self.obs(n)
+            v1 = _try(lambda: self.env[n]._version)
+            o["ver"] = v1 - v0 if isinstance(v0, int) and isinstance(v1, int) else (v0, v1)
+            self.emit("target", path, s, n, o)
+
+    def sane(self, s: Stmt) -> None:
+        names = list(s.out) + ([s.args[0].name] if is_mutating(s) else [])
+        for n in names:
+            t = self.env[n]
+            if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+                a = to_np(t)
+                if a.size and not (np.isfinite(a).all() and np.abs(a).max() <= 1e4):
+                    raise Invalid(f"{n} not finite or too large")
+
+
+# --------------------------------------------------------------------------------------------
+# guards: data away from non-differentiable points (checked on torch's values)
+
+EPS = 0.05
+
+
+def _arg(s: Stmt, run: Run, ref):
+    x = run.val(s.args[ref] if isinstance(ref, int) else s.kwargs[ref])
+    if isinstance(x, torch.Tensor):
+        return to_np(x)
+    return np.asarray(x)
+
+
+def _distinct(a: np.ndarray, dim) -> bool:
+    if a.dtype.kind == "c":
+        return False
+    if a.size == 0:
+        return True
+    if dim is None:
+        a = a.reshape(-1)
+        dim = 0
+    if a.ndim == 0:
+        return True
+    s = np.sort(a, axis=dim)
+    return bool((np.diff(s, axis=dim) > 1e-3).all())
+
+
+def guard_ok(g: tuple, s: Stmt, run: Run) -> bool:
+    kind = g[0]
+    a = _arg(s, run, g[1])
+    if kind == "pos":
+        return a.dtype.kind != "c" and bool((a > g[2]).all())
+    if kind == "nz":
+        return bool((np.abs(a) > g[2]).all())
+    if kind == "away":
+        return a.dtype.kind != "c" and all(bool((np.abs(a - p) > EPS).all()) for p in g[2])
+    if kind == "range":
+        return a.dtype.kind != "c" and bool(((a > g[2]) & (a < g[3])).all())
+    if kind == "distinct":
+        return _distinct(a, g[2])
+    if kind == "apart":
+        b = _arg(s, run, g[2])
+        return bool((np.abs(a - b) > EPS).all())
+    if kind == "cut":   # principal branch cut of log/sqrt/pow: the non-positive real axis
+        if a.dtype.kind != "c":
+            return bool((a > 0.1).all())
+        return bool(((np.abs(a) > 0.1) & ((a.real > 0.05) | (np.abs(a.imag) > 0.05))).all())
+    raise ValueError(kind)
+
+
+def check_guards(s: Stmt, run: Run) -> None:
+    for g in s.guards:
+        if not guard_ok(g, s, run):
+            raise Invalid(f"guard {g} failed")
+    if run.mode == "fwd" and is_mutating(s) and _aliases_target(s, run):
+        # torch's forward AD of an in-place op reads the operand after the write when the
+        # operand is (a view of) the target: x.mul_(x) gets tangent x_t*x_new + x_t*x_old
+        raise Invalid("in-place operand aliases its target")
+
+
+def _aliases_target(s: Stmt, run: Run) -> bool:
+    tgt = run.env.get(s.args[0].name)
+    if not isinstance(tgt, torch.Tensor):
+        return False
+    ptr = tgt.untyped_storage().data_ptr()
+    for a in list(s.args[1:]) + list(s.kwargs.values()):
+        x = run.val(a) if isinstance(a, V) else None
+        if isinstance(x, torch.Tensor) and x.untyped_storage().data_ptr() == ptr:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# comparing two runs
+
+
+@dataclass
+class Finding:
+    """One disagreement: ``kind`` says what differed, ``where`` the statement (with its enclosing
+    grad modes) or phase, ``name`` the variable."""
+
+    phase: str
+    kind: str
+    where: str
+    name: str | None
+    path: tuple | None
+    torch: object
+    ember: object
+
+    @property
+    def key(self) -> tuple:
+        return (self.phase, self.kind, self.where)
+
+    def describe(self) -> str:
+        note = known(self)
+        return (f"[{self.phase}] {self.kind} at {self.where}"
+                + (f" -- known, {note}" if note else "")
+                + (f" ({self.name})" if self.name else "")
+                + f"\n  torch: {_short(self.torch)}\n  ember: {_short(self.ember)}")
+
+
+NO_GRAD_CTX = ("no_grad", "set_grad_enabled(False)")
+
+
+def known(f: Finding) -> str | None:
+    """A note when a disagreement is one that ember's README already lists."""
+    ctx = f.where.split("|")[:-1]
+    if f.kind == "out.rg" and ctx and ctx[-1] in NO_GRAD_CTX:
+        return "README: a view taken under no_grad reports requires_grad=False"
+    return None
+
+
+def _short(x, n: int = 600) -> str:
+    with np.printoptions(precision=6, threshold=40):
+        s = repr(x)
+    return s if len(s) <= n else s[:n] + "..."
+
+
+LOOSE = 2e-4   # float32 (and any float64 result computed from float32 data)
+TIGHT = 1e-9
+
+
+def _tol(a: np.ndarray, floor: float) -> float:
+    return max(floor, TIGHT if a.dtype in (np.float64, np.complex128) else LOOSE)
+
+
+def close(a, b, floor: float = TIGHT) -> bool:
+    """Equal as observations: arrays within dtype tolerance, anything else exactly."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype.kind not in "fc":
+            return bool(np.array_equal(a, b))
+        if a.size == 0:
+            return True
+        fin = np.abs(a[np.isfinite(a)])
+        scale = max(1.0, float(fin.max()) if fin.size else 1.0)
+        r = _tol(a, floor)
+        with np.errstate(all="ignore"):
+            return bool(np.allclose(b.astype(a.dtype), a, rtol=r, atol=r * scale,
+                                    equal_nan=True))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(close(x, y, floor) for x, y in zip(a, b))
+    return a == b
+
+
+def _zeros_like_none(a, b) -> bool:
+    """Double-backward results: None and an all-zero gradient say the same thing."""
+    if a is None and b is None:
+        return True
+    x = b if a is None else a
+    return isinstance(x, tuple) and len(x) == 3 and isinstance(x[2], np.ndarray) and \
+        not np.any(x[2])
+
+
+ORDER = ("py", "shape", "dtype", "rg", "leaf", "fn", "inf", "val", "ver", "stride", "tan")
+# differences that cannot change any later value: comparison goes on past them
+SOFT = ("leaf", "fn", "inf", "ver", "stride")
+SKIP = "<not compared>"
+
+
+def compare_obs(a, b, kind: str, where: str, floor: float = TIGHT) -> list:
+    """The differing fields of two observations (torch's ``a``, ember's ``b``):
+    [(field, torch's, ember's)]."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [(k, a[k], b.get(k)) for k in ORDER
+                if k in a and not (isinstance(a[k], str) and a[k] == SKIP)
+                and not close(*_tangent_pair(k, a, b), floor)]
+    if kind == "gout" and where.endswith("grad2") and _zeros_like_none(a, b):
+        return []
+    if not close(a, b, floor):
+        return [("val", a, b)]
+    return []
+
+
+def _tangent_pair(k: str, a: dict, b: dict) -> tuple:
+    """The torch and ember values of field ``k``. A torch tangent whose dtype is not its
+    primal's (copy_ from a float32 dual into a float64 tensor keeps a float32 tangent) is a
+    torch quirk: then only the tangent's values are compared."""
+    x, y = a[k], b.get(k)
+    if k == "tan" and isinstance(x, tuple) and len(x) == 3 and x[1] != a.get("dtype") and \
+            isinstance(y, tuple) and len(y) == 3:
+        return (x[0], x[2].astype(y[2].dtype)), (y[0], y[2])
+    return x, y
+
+
+INTERNAL = ("INTERNAL ASSERT", "Could this error message be improved")
+
+
+def compare(te: list, ee: list, phase: str, floor: float = TIGHT) -> list:
+    """The disagreements between torch's events ``te`` and ember's ``ee``, in program order:
+    every metadata-only difference (grad_fn names, strides...) up to the first one that can
+    change later values (then the rest would only echo it). One finding per key."""
+    out: dict = {}
+    for i in range(max(len(te), len(ee))):
+        if i >= len(te) or i >= len(ee):
+            x = te[i] if i < len(te) else ee[i]
+            out.setdefault(("n",), Finding(phase, "event_count", x[2], x[3], x[1], len(te),
+                                           len(ee)))
+            break
+        a, b = te[i], ee[i]
+        if a[0] == "raise" or b[0] == "raise":
+            f = _compare_raise(a, b, phase)
+            if f is not None:
+                out.setdefault(f.key, f)
+            break
+        if a[0] == "hooks":
+            h = _compare_hooks(a[4], b[4], floor)
+            if h:
+                out.setdefault(h, Finding(phase, h, "hooks", None, None, a[4], b[4]))
+            continue
+        diffs = compare_obs(a[4], b[4], a[0], a[2], floor)
+        for fld, x, y in diffs:
+            f = Finding(phase, f"{a[0]}.{fld}", a[2], a[3], a[1], x, y)
+            out.setdefault(f.key, f)
+        if any(fld not in SOFT for fld, _, _ in diffs):
+            break
+    return list(out.values())
+
+
+_VERSION_NODE = re.compile(r"which is output (\d+) of AsStrided,")
+
+
+def _same_error(a: tuple, b: tuple) -> bool:
+    """Same exception type and message; in the version-counter error, torch's node name
+    'AsStrided' for a tensor that is internally a view (a matmul result) is not compared."""
+    if a == b:
+        return True
+    if a[1] != b[1] or not _VERSION_NODE.search(a[2]):
+        return False
+    return _VERSION_NODE.sub("", a[2]) == re.sub(r"which is output (\d+) of \w+,", "", b[2])
+
+
+def _compare_raise(a, b, phase: str) -> Finding | None:
+    if a[0] == "raise" and b[0] == "raise":
+        if _same_error(a[4], b[4]):
+            return None
+        return Finding(phase, "error_mismatch", a[2], None, a[1], a[4][1:], b[4][1:])
+    if a[0] == "raise":
+        if any(m in a[4][2] for m in INTERNAL):
+            return None   # torch's internal assert: no contract ember should copy
+        if phase == "fwd" and any(m in a[4][2] for m in FWD_UNSUPPORTED):
+            return None   # ember supporting forward AD where torch lacks it is no bug
+        return Finding(phase, "missing_error", a[2], None, a[1], a[4][1:], b[4])
+    return Finding(phase, "ember_raised:" + b[4][1], b[2], None, b[1], a[4], b[4][1:])
+
+
+def _compare_hooks(a: list, b: list, floor: float) -> str | None:
+    na, nb = [x[0] for x in a], [x[0] for x in b]
+    if na != nb:
+        return "hook_order" if sorted(na) == sorted(nb) else "hook_calls"
+    for (_, ga), (_, gb) in zip(a, b):
+        if not close(ga, gb, floor):
+            return "hook_grad"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# running a program in both libraries
+
+def run_torch(prog: Program, observe: bool = True) -> Run:
+    """Run in torch with guards; raises Invalid when the program is not a meaningful test."""
+    return Run(torch, prog.mode, check=True, observe=observe).run(prog.stmts)
+
+
+def run_ember(prog: Program, stop: tuple | None = None) -> Run:
+    r = Run(ember, prog.mode, check=False, observe=True, stop=stop)
+    try:
+        return r.run(prog.stmts)
+    finally:
+        with contextlib.suppress(Exception):
+            ember.set_grad_enabled(True)
+
+
+def check(prog: Program) -> list:
+    """Run ``prog`` in both libraries: its disagreements (empty when none, or when the program
+    is not a meaningful test in torch)."""
+    try:
+        rt = run_torch(prog)
+    except Invalid:
+        return []
+    re_ = run_ember(prog, rt.cur_path if rt.raised is not None else None)
+    return compare(rt.events, re_.events, prog.mode, tolerance(prog))
+
+
+def _has_f32(a) -> bool:
+    if isinstance(a, D):
+        return a.a.dtype in (np.float32, np.complex64)
+    if isinstance(a, Dt):
+        return a.name in ("float32", "complex64")
+    if isinstance(a, (tuple, list)):
+        return any(_has_f32(x) for x in a)
+    return False
+
+
+def tolerance(prog: Program) -> float:
+    """The relative tolerance floor: float32 data anywhere limits every result's precision."""
+    for _, s in walk(prog.stmts):
+        if _has_f32(s.args) or _has_f32(tuple(s.kwargs.values())) or s.fn == "float":
+            return LOOSE
+    return TIGHT
+
+
+def fwd_variant(prog: Program) -> Program:
+    """The same program for forward AD: leaves are dual (some of them) and do not require grad;
+    backward, hooks, retain_grad and requires_grad_ are dropped."""
+    drop = ("retain_grad", "register_hook", "requires_grad_")
+
+    def tr(stmts):
+        out = []
+        for s in stmts:
+            if s.kind in TAIL or s.kind == "method" and s.fn in drop:
+                continue
+            if s.kind == "block":
+                s = replace(s, body=tr(s.body))
+            elif s.kind == "leaf":
+                s = replace(s, kwargs={**s.kwargs, "requires_grad": False})
+            out.append(s)
+        return out
+    return Program(prog.seed, tr(prog.stmts), "fwd")
+
+
+def check_seed(seed: int) -> list:
+    """Generate program ``seed`` and check its reverse-mode and forward-mode runs:
+    [(program, finding)]."""
+    prog = generate(seed)
+    return [(p, f) for p in (prog, fwd_variant(prog)) for f in check(p)]
+
+
+# --------------------------------------------------------------------------------------------
+# the generator
+
+FLOAT = ("float32", "float64")
+
+
+def _dt(t) -> str:
+    return dtype_name(t)
+
+
+class Gen:
+    """Builds a program statement by statement, running each candidate in torch first."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.stmts: list = []
+        self.open: list = []           # open grad-mode blocks, [block, statements left]
+        self.block_left = 0
+        self.env: dict = {}
+        self.order: list = []
+        self.n = 0
+        self.nh = 0
+        self.done = False
+
+    # ---- randomness helpers
+    def chance(self, p: float) -> bool:
+        return bool(self.rng.random() < p)
+
+    def pick_of(self, seq):
+        return seq[int(self.rng.integers(len(seq)))]
+
+    def weighted(self, items: dict):
+        keys = list(items)
+        p = np.array([items[k] for k in keys], dtype=float)
+        return keys[int(self.rng.choice(len(keys), p=p / p.sum()))]
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"t{self.n - 1}"
+
+    # ---- the environment
+    def tensors(self, pred=None) -> list:
+        out = []
+        for n in self.order:
+            t = self.env.get(n)
+            if isinstance(t, torch.Tensor) and (pred is None or _safe(pred, t)):
+                out.append(n)
+        return out
+
+    def pick(self, pred=None) -> str | None:
+        c = self.tensors(pred)
+        if not c:
+            return None
+        w = np.arange(1, len(c) + 1, dtype=float) ** 1.5
+        return c[int(self.rng.choice(len(c), p=w / w.sum()))]
+
+    def t(self, name: str):
+        return self.env[name]
+
+    def shape(self, name: str) -> tuple:
+        return tuple(self.env[name].shape)
+
+    # ---- data
+    def rand_shape(self) -> tuple:
+        for _ in range(20):
+            nd = int(self.rng.choice(5, p=[0.1, 0.28, 0.35, 0.22, 0.05]))
+            sh = tuple(int(self.rng.choice(5, p=[0.03, 0.2, 0.3, 0.3, 0.17])) for _ in range(nd))
+            if int(np.prod(sh)) <= 48:
+                return sh
+        return (3,)
+
+    def related_shape(self) -> tuple:
+        n = self.pick()
+        if n is None or self.chance(0.4):
+            return self.rand_shape()
+        sh = list(self.shape(n))
+        r = self.rng.random()
+        if r < 0.3 and sh:
+            sh = sh[int(self.rng.integers(len(sh) + 1)):]
+        elif r < 0.55:
+            sh = [1 if self.chance(0.4) else d for d in sh]
+        elif r < 0.75 and len(sh) >= 1:
+            sh = sh[:-1] + [sh[-1]] if len(sh) == 1 else sh[:-2] + [sh[-1], sh[-2]]
+        return tuple(sh)
+
+    def rand_dtype(self) -> str:
+        return self.weighted({"float64": 0.7, "float32": 0.15, "complex128": 0.15})
+
+    def rand_data(self, shape: tuple, dt: str) -> np.ndarray:
+        r = self.rng
+        if dt.startswith("complex"):
+            re = r.choice([-1, 1], size=shape) * r.uniform(0.2, 1.2, size=shape)
+            im = r.choice([-1, 1], size=shape) * r.uniform(0.2, 1.2, size=shape)
+            return (re + 1j * im).astype(dt)
+        if self.chance(0.5):
+            return r.uniform(0.3, 1.7, size=shape).astype(dt)
+        return (r.choice([-1, 1], size=shape) * r.uniform(0.2, 1.5, size=shape)).astype(dt)
+
+    def leaf(self, shape=None, dt=None, rg=None) -> Stmt:
+        shape = self.related_shape() if shape is None else tuple(shape)
+        dt = dt or self.rand_dtype()
+        rg = self.chance(0.75) if rg is None else rg
+        return Stmt("leaf", (self.fresh(),), args=(D(self.rand_data(shape, dt)),),
+                    kwargs={"dtype": Dt(dt), "requires_grad": rg},
+                    extra={"tan": self.rand_data(shape, dt), "dual": self.chance(0.8)})
+
+    def rdim(self, nd: int) -> int:
+        if nd == 0:
+            return int(self.pick_of([0, -1]))
+        d = int(self.rng.integers(nd))
+        return d - nd if self.chance(0.3) else d
+
+    # ---- building
+    def target_body(self) -> list:
+        return self.open[-1][0].body if self.open else self.stmts
+
+    def try_add(self, new) -> str:
+        """Append ``new`` (a statement or a list) and run the program in torch: 'ok', 'invalid'
+        (dropped), 'raised-kept' or 'raised-dropped'."""
+        new = new if isinstance(new, list) else [new]
+        body = self.target_body()
+        n0 = len(body)
+        body.extend(new)
+        prog = Program(self.seed, self.stmts)
+        try:
+            r = Run(torch, "rev", check=True, observe=False).run(prog.stmts)
+        except Invalid:
+            del body[n0:]
+            return "invalid"
+        if r.raised is not None:
+            if self.keep_error(r.raised):
+                self.done = True
+                return "raised-kept"
+            del body[n0:]
+            return "raised-dropped"
+        self.env, self.order = r.env, r.order
+        return "ok"
+
+    def keep_error(self, ex: BaseException) -> bool:
+        """Whether a statement torch rejects ends the program (ember must raise the same).
+        Shape errors are common and dull; autograd's own errors (in-place on a leaf, on a
+        multi-output view, on an inference tensor...) are worth one program in seven."""
+        msg = str(ex)
+        if any(w in msg for w in ("shape", "size", "dimension", "Dimension", "range")):
+            return self.chance(0.04)
+        return self.chance(0.15)
+
+
+def prune_empty(stmts: list) -> list:
+    out = []
+    for s in stmts:
+        if s.kind == "block":
+            body = prune_empty(s.body)
+            if not body:
+                continue
+            s = replace(s, body=body)
+        out.append(s)
+    return out
+
+
+# ---- proposals: each returns a statement, a list (auxiliary leaves first) or None
+
+
+def _safe(pred, t) -> bool:
+    try:
+        return bool(pred(t))
+    except RuntimeError:   # e.g. metadata of a multi-output view whose base was modified
+        return False
+
+
+def _fp(t) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+def _real(t) -> bool:
+    return t.is_floating_point()
+
+
+def _bcast(*shapes):
+    try:
+        return tuple(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        return None
+
+
+def _bcast_to(s: tuple, target: tuple) -> bool:
+    return _bcast(s, target) == tuple(target)
+
+
+def _guards(spec, i=0) -> tuple:
+    if spec is None:
+        return ()
+    if spec == "cut":
+        return (("cut", i),)
+    if spec == "away0":
+        return (("away", i, (0.0,)),)
+    if spec == "nz":
+        return (("nz", i, 0.1),)
+    if spec == "pos":
+        return (("pos", i, 0.1),)
+    return (("range", i) + tuple(spec),)
+
+
+# name: (real only, guard)
+UNARY = {"neg": (False, None), "exp": (False, None), "log": (False, "cut"),
+         "sin": (False, None), "cos": (False, None), "tanh": (False, None),
+         "sigmoid": (False, None), "relu": (True, "away0"), "abs": (False, "nz"),
+         "sqrt": (False, "cut"), "square": (False, None), "reciprocal": (False, "nz"),
+         "rsqrt": (False, "cut"), "sinh": (False, None), "cosh": (False, None),
+         "atan": (True, None), "asin": (True, (-0.9, 0.9)), "acos": (True, (-0.9, 0.9)),
+         "log1p": (True, (-0.5, 1e9)), "expm1": (False, None), "erf": (True, None),
+         "sgn": (False, "nz"), "conj": (False, None), "exp2": (True, None),
+         "tan": (True, (-1.2, 1.2)), "sign": (True, "away0"), "clone": (False, None),
+         "sinc": (True, "nz"), "lgamma": (True, "pos"), "atanh": (True, (-0.8, 0.8)),
+         "asinh": (True, None), "log2": (False, "cut"), "log10": (True, "pos"),
+         "erfinv": (True, (-0.8, 0.8)), "digamma": (True, "pos")}
+
+
+def p_leaf(g: Gen):
+    return g.leaf()
+
+
+def p_unary(g: Gen):
+    name = g.pick_of(list(UNARY))
+    real_only, spec = UNARY[name]
+    x = g.pick(_real if real_only else _fp)
+    if x is None:
+        return None
+    kind = "method" if g.chance(0.6) else "func"
+    return Stmt(kind, (g.fresh(),), name, (V(x),), guards=_guards(spec))
+
+
+SCALARS = (2.0, -1.5, 0.5, 3, 2, 1.25, -0.75)
+
+
+def p_scalar(g: Gen):
+    """Tensor with a Python number: arithmetic both ways, pow, comparisons, clamp."""
+    x = g.pick(_fp)
+    if x is None:
+        return None
+    t = g.t(x)
+    c = g.pick_of(SCALARS)
+    if t.is_complex() and g.chance(0.15):
+        c = 0.5 + 1j
+    r = g.rng.random()
+    out = (g.fresh(),)
+    if r < 0.35:
+        op = g.pick_of(["+", "-", "*", "/"])
+        if g.chance(0.35):
+            return Stmt("binop", out, op, (c, V(x)), guards=_guards("nz", 1) if op == "/"
+                        else ())
+        return Stmt("binop", out, op, (V(x), c))
+    if r < 0.55:
+        p = g.pick_of([2, 3, 0.5, -1, 2.5, -0.5, 2.0])
+        spec = "nz" if p == -1 else "cut" if p in (0.5, 2.5, -0.5) else None
+        if g.chance(0.5):
+            return Stmt("binop", out, "**", (V(x), p), guards=_guards(spec))
+        return Stmt("method", out, "pow", (V(x), p), guards=_guards(spec))
+    if r < 0.6:
+        return Stmt("binop", out, "**", (1.5, V(x)))
+    if r < 0.7 and _real(t) and t.numel():
+        a = to_np(t)
+        c = float(np.round(np.quantile(a, g.rng.uniform(0.2, 0.8)) + 0.013, 3))
+        return Stmt("binop", out, g.pick_of([">", "<"]), (V(x), c),
+                    guards=(("away", 0, (c,)),))
+    if _real(t) and t.numel():
+        return _clamp(g, x, out, inplace=False)
+    return Stmt("method", out, g.pick_of(["mul", "add", "sub", "div"]), (V(x), c))
+
+
+def _clamp(g: Gen, x: str, out, inplace: bool):
+    a = to_np(g.t(x))
+    q = np.sort(g.rng.uniform(0.1, 0.9, 2))
+    lo, hi = (float(np.round(np.quantile(a, qq) + 0.011, 3)) for qq in q)
+    if hi - lo < 0.12:
+        hi = lo + 0.15
+    fn = "clamp_" if inplace else "clamp"
+    r = g.rng.random()
+    if r < 0.3:
+        args, kw, pts = (V(x),), {"min": lo}, (lo,)
+    elif r < 0.5:
+        args, kw, pts = (V(x),), {"max": hi}, (hi,)
+    elif r < 0.6 and not inplace:
+        return Stmt("method", out, "clamp_min", (V(x), lo), guards=(("away", 0, (lo,)),))
+    else:
+        args, kw, pts = (V(x), lo, hi), {}, (lo, hi)
+    kind = "method" if inplace or g.chance(0.6) else "func"
+    return Stmt(kind, out, fn, args, kw, guards=(("away", 0, pts),))
+
+
+def _sub_shape(g: Gen, shape: tuple) -> tuple:
+    """A shape that broadcasts to ``shape``."""
+    sh = list(shape)
+    if sh and g.chance(0.3):
+        sh = sh[int(g.rng.integers(len(sh) + 1)):]
+    if g.chance(0.4):
+        sh = [1 if g.chance(0.4) else d for d in sh]
+    return tuple(sh)
+
+
+def _operand(g: Gen, shape: tuple, dt=None, exact=False, scalar=True, grow=False):
+    """Something to combine with a tensor of ``shape``: a Python number, a variable or a new
+    leaf (or constant) whose shape broadcasts to it. Returns (arg, auxiliary statements)."""
+    r = g.rng.random()
+    if scalar and r < 0.25:
+        return g.pick_of(SCALARS), []
+    if r < 0.6:
+        n = g.pick(lambda t: _fp(t) and (tuple(t.shape) == shape if exact else (
+            _bcast(tuple(t.shape), shape) is not None if grow
+            else _bcast_to(tuple(t.shape), shape))))
+        if n is not None:
+            return V(n), []
+    bs = shape if exact else _sub_shape(g, shape)
+    if grow and not exact and g.chance(0.2):
+        bs = (int(g.rng.integers(1, 3)),) + tuple(shape)
+    if g.chance(0.2):
+        return D(g.rand_data(bs, dt or g.rand_dtype())), []
+    s = g.leaf(bs, dt)
+    return V(s.out[0]), [s]
+
+
+BIN = {"+": 4, "-": 3, "*": 4, "/": 2, "add": 1.5, "sub": 1, "mul": 1.5, "div": 1,
+       "maximum": 0.8, "minimum": 0.6, "atan2": 0.4, "pow": 0.7, "hypot": 0.3,
+       "logaddexp": 0.4, "xlogy": 0.3, "lerp": 0.5, "addcmul": 0.4, "addcdiv": 0.3}
+REAL_BIN = ("maximum", "minimum", "atan2", "hypot", "logaddexp", "xlogy")
+
+
+def p_binary(g: Gen):
+    a = g.pick(_fp)
+    if a is None:
+        return None
+    ta = g.t(a)
+    op = g.weighted(BIN)
+    real = op in REAL_BIN
+    if real and not _real(ta):
+        return None
+    dt = _dt(ta) if op in ("lerp", "pow") or real and g.chance(0.7) else None
+    if real and dt is None:
+        dt = g.pick_of(FLOAT)
+    b, aux = _operand(g, tuple(ta.shape), dt, scalar=op not in REAL_BIN + ("lerp",),
+                      grow=op != "lerp")
+    out = (g.fresh(),)
+    guards: tuple = ()
+    if op in ("/", "div", "addcdiv"):
+        guards = (("nz", 1, 0.1),)
+    if op in ("maximum", "minimum"):
+        guards = (("apart", 0, 1),)
+    if op in ("atan2", "hypot"):
+        guards = (("nz", 0, 0.1), ("nz", 1, 0.1))
+    if op == "xlogy":
+        guards = (("pos", 1, 0.1),)
+    if op == "pow":
+        guards = (("cut", 0), ("range", 1, -2.0, 3.0)) if not isinstance(b, (int, float)) \
+            else (("cut", 0),)
+    if op in "+-*/":
+        s = Stmt("binop", out, op, (V(a), b), guards=guards)
+    elif op in ("add", "sub") and g.chance(0.3):
+        s = Stmt("method", out, op, (V(a), b), {"alpha": g.pick_of([2, -0.5, 1.5])})
+    elif op == "lerp":
+        s = Stmt("method", out, "lerp", (V(a), b, g.pick_of([0.3, 0.75, -0.5])))
+    elif op in ("addcmul", "addcdiv"):
+        if isinstance(b, (int, float)):
+            return None
+        c, aux2 = _operand(g, tuple(ta.shape), scalar=False)
+        aux += aux2
+        s = Stmt("func", out, op, (V(a), c, b), {"value": g.pick_of([0.5, -2.0, 1])},
+                 guards=(("nz", 2, 0.1),) if op == "addcdiv" else ())
+    else:
+        kind = "method" if g.chance(0.5) else "func"
+        s = Stmt(kind, out, op, (V(a), b), guards=guards)
+    return aux + [s]
+
+
+def p_reduce(g: Gen):
+    x = g.pick(_fp)
+    if x is None:
+        return None
+    t = g.t(x)
+    nd, real = t.dim(), _real(t)
+    op = g.weighted({"sum": 3, "mean": 2, "prod": 1, "amax": 1, "amin": 0.5, "max": 0.5,
+                     "std": 0.6, "var": 0.5, "logsumexp": 0.6, "norm": 0.6, "cumsum": 1,
+                     "cumprod": 0.6, "softmax": 1, "log_softmax": 1, "logcumsumexp": 0.3,
+                     "flip": 0.5, "roll": 0.5, "trace": 0.2, "tril": 0.3, "triu": 0.3,
+                     "nansum": 0.2})
+    out = (g.fresh(),)
+    d = g.rdim(nd)
+    kind = "method" if g.chance(0.6) else "func"
+    if op in ("amax", "amin", "max", "logsumexp", "softmax", "log_softmax", "logcumsumexp",
+              "trace", "tril", "triu") and not real:
+        return None
+    if op in ("sum", "mean", "nansum", "prod", "std", "var", "norm"):
+        r = g.rng.random()
+        kw = {}
+        if r < 0.3 and op not in ("std", "var"):
+            args = (V(x),)
+        elif r < 0.45 and nd >= 2 and op not in ("prod",):
+            dims = tuple(sorted(set(g.rng.choice(nd, 2, replace=False).tolist())))
+            args, kw = (V(x),), {"dim": dims}
+        else:
+            args, kw = (V(x), d), {}
+        if len(args) == 2 or "dim" in kw:
+            if g.chance(0.4):
+                kw["keepdim"] = True
+        if op in ("std", "var") and g.chance(0.5):
+            kw["correction"] = g.pick_of([0, 1, 2])
+        guards = (("nz", 0, 0.05),) if op == "norm" else ()
+        return Stmt(kind, out, op, args, kw, guards=guards)
+    if op in ("amax", "amin"):
+        kw = {"keepdim": True} if g.chance(0.4) else {}
+        return Stmt(kind, out, op, (V(x), d), kw, guards=(("distinct", 0, d),))
+    if op == "max":
+        return Stmt("method", out, g.pick_of(["max", "min"]), (V(x),),
+                    guards=(("distinct", 0, None),))
+    if op == "logsumexp":
+        return Stmt(kind, out, op, (V(x), d), {"keepdim": True} if g.chance(0.3) else {})
+    if op in ("cumsum", "cumprod", "softmax", "log_softmax", "logcumsumexp"):
+        return Stmt(kind, out, op, (V(x),), {"dim": d})
+    if op == "flip":
+        return Stmt(kind, out, op, (V(x), (d,)))
+    if op == "roll":
+        return Stmt(kind, out, op, (V(x), int(g.rng.integers(-3, 4)), d))
+    if op == "trace" and nd == 2:
+        return Stmt(kind, out, op, (V(x),))
+    if op in ("tril", "triu") and nd >= 2:
+        return Stmt(kind, out, op, (V(x), int(g.rng.integers(-2, 3))))
+    return None
+
+
+def p_multi(g: Gen):
+    """Multi-output ops: sort/topk/max/min/median/kthvalue/cummax (values, indices)."""
+    x = g.pick(_fp)
+    if x is None:
+        return None
+    t = g.t(x)
+    nd = t.dim()
+    d = g.rdim(nd)
+    size = t.shape[d] if nd else 1
+    op = g.weighted({"sort": 2, "topk": 1.5, "max": 1.5, "min": 1, "median": 0.6,
+                     "kthvalue": 0.5, "cummax": 0.5, "cummin": 0.3, "std_mean": 0.4,
+                     "var_mean": 0.3, "argsort": 0.3})
+    out = (g.fresh(), g.fresh())
+    if op in ("std_mean", "var_mean"):
+        return Stmt("func", out, op, (V(x), d), seq=True)
+    if not _real(t):
+        return None
+    guards = (("distinct", 0, d),)
+    kind = "method" if g.chance(0.6) else "func"
+    if op == "sort":
+        kw = {"descending": True} if g.chance(0.4) else {}
+        return Stmt(kind, out, op, (V(x), d), kw, guards=guards, seq=True)
+    if op == "argsort":
+        return Stmt(kind, out[:1], op, (V(x), d), guards=guards)
+    if op == "topk":
+        k = int(g.rng.integers(0, size + 1)) if size else 0
+        kw = {"largest": False} if g.chance(0.3) else {}
+        return Stmt(kind, out, op, (V(x), k, d), kw, guards=guards, seq=True)
+    if op == "kthvalue":
+        if size < 1:
+            return None
+        return Stmt(kind, out, op, (V(x), int(g.rng.integers(1, size + 1)), d),
+                    guards=guards, seq=True)
+    kw = {"keepdim": True} if g.chance(0.4) and op in ("max", "min", "median") else {}
+    return Stmt(kind, out, op, (V(x), d), kw, guards=guards, seq=True)
+
+
+def p_split(g: Gen):
+    x = g.pick(lambda t: _fp(t) and t.dim() >= 1)
+    if x is None:
+        return None
+    t = g.t(x)
+    d = g.rdim(t.dim())
+    n = t.shape[d]
+    op = g.weighted({"split": 2, "split_sizes": 1, "chunk": 1.5, "unbind": 1.5,
+                     "tensor_split": 0.5})
+    if op == "split":
+        args = (V(x), int(g.rng.integers(1, 4)), d)
+    elif op == "split_sizes":
+        cuts = np.sort(g.rng.integers(0, n + 1, size=int(g.rng.integers(1, 3))))
+        sizes = np.diff(np.concatenate([[0], cuts, [n]])).tolist()
+        args, op = (V(x), [int(v) for v in sizes], d), "split"
+    elif op in ("chunk", "tensor_split"):
+        args = (V(x), int(g.rng.integers(1, 4)), d)
+    else:
+        args = (V(x), d)
+    try:
+        k = len(getattr(t, op)(*[a if not isinstance(a, V) else t for a in args][1:]))
+    except Exception:  # noqa: BLE001
+        k = 1
+    if k > 5:
+        return None
+    return Stmt("method", tuple(g.fresh() for _ in range(k)), op, args, seq=True, view=True)
+
+
+def _index_tensor(g: Gen, n: int, k: int, unique=False, neg=False, shape=None) -> D:
+    if unique:
+        vals = g.rng.permutation(n)[:k]
+    else:
+        vals = g.rng.integers(0, n, size=k if shape is None else shape)
+    if neg:
+        vals = np.where(g.rng.random(vals.shape) < 0.3, vals - n, vals)
+    return D(np.asarray(vals, dtype=np.int64))
+
+
+def p_index(g: Gen):
+    """Indexing that copies: gather, index_select, advanced indexing, masked_select."""
+    x = g.pick(lambda t: _fp(t) and t.dim() >= 1 and t.numel() > 0)
+    if x is None:
+        return None
+    t = g.t(x)
+    sh, nd = tuple(t.shape), t.dim()
+    d = g.rdim(nd)
+    out = (g.fresh(),)
+    op = g.weighted({"gather": 1.5, "take_along_dim": 0.4, "index_select": 1.5, "idx0": 2,
+                     "idx1": 1, "list": 0.7, "mask": 1, "pair": 0.7, "masked_select": 0.4})
+    if op in ("gather", "take_along_dim"):
+        ish = tuple(int(g.rng.integers(1, 4)) if i == d % nd else
+                    (int(g.rng.integers(1, s + 1)) if op == "gather" else s)
+                    for i, s in enumerate(sh))
+        idx = _index_tensor(g, sh[d], 0, shape=ish)
+        if op == "gather":
+            return Stmt("method" if g.chance(0.6) else "func", out, "gather", (V(x), d, idx))
+        return Stmt("method", out, op, (V(x), idx), {"dim": d})
+    if op == "index_select":
+        return Stmt("method", out, op, (V(x), d, _index_tensor(g, sh[d], int(
+            g.rng.integers(1, 5)))))
+    if op == "idx0":
+        return Stmt("getitem", out, args=(V(x), _index_tensor(g, sh[0], int(
+            g.rng.integers(1, 5)), neg=True)))
+    if op == "idx1" and nd >= 2:
+        return Stmt("getitem", out, args=(V(x), (slice(None), _index_tensor(
+            g, sh[1], int(g.rng.integers(1, 4)), neg=True))))
+    if op == "list":
+        return Stmt("getitem", out, args=(V(x), [int(v) for v in g.rng.integers(
+            -sh[0], sh[0], size=2)]))
+    if op in ("mask", "masked_select"):
+        msh = sh[:int(g.rng.integers(1, nd + 1))] if op == "mask" else _sub_shape(g, sh)
+        m = D(g.rng.random(msh) < 0.5)
+        if op == "mask":
+            return Stmt("getitem", out, args=(V(x), m))
+        return Stmt("method", out, op, (V(x), m))
+    if op == "pair" and nd >= 2:
+        k = int(g.rng.integers(1, 4))
+        return Stmt("getitem", out, args=(V(x), (_index_tensor(g, sh[0], k, neg=True),
+                                                _index_tensor(g, sh[1], k))))
+    return None
+
+
+def _factor_shape(g: Gen, n: int) -> tuple:
+    if n == 0:
+        return g.pick_of([(0,), (0, 2), (3, 0), (0, 1, 2)])
+    fs, m, p = [], n, 2
+    while m > 1:
+        while m % p == 0:
+            fs.append(p)
+            m //= p
+        p += 1
+    g.rng.shuffle(fs)
+    k = int(g.rng.integers(1, 4))
+    dims = [1] * k
+    for f in fs:
+        dims[int(g.rng.integers(k))] *= f
+    if g.chance(0.2):
+        dims.insert(int(g.rng.integers(len(dims) + 1)), 1)
+    if g.chance(0.3):
+        dims[int(g.rng.integers(len(dims)))] = -1
+    return tuple(dims)
+
+
+def _basic_index(g: Gen, sh: tuple):
+    nd = len(sh)
+    k = int(g.rng.integers(1, nd + 1)) if nd else 0
+    ell = nd and k < nd and g.chance(0.3)
+    dims = sh[nd - k:] if ell else sh[:k]
+    items: list = []
+    for n in dims:
+        r = g.rng.random()
+        if r < 0.2 and n > 0:
+            items.append(int(g.rng.integers(-n, n)))
+        elif r < 0.4:
+            items.append(slice(None))
+        else:
+            a = g.pick_of([None, 0, 1, -1, -2, int(n // 2)])
+            b = g.pick_of([None, n, -1, 2, 3])
+            items.append(slice(a, b, g.pick_of([None, 1, 2, 3])))
+        if g.chance(0.1):
+            items.append(None)
+    if ell:
+        items.insert(0, Ellipsis)
+    if not items or g.chance(0.1):
+        items.insert(0, None)
+    return items[0] if len(items) == 1 and g.chance(0.5) else tuple(items)
+
+
+def p_view(g: Gen):
+    x = g.pick(lambda t: _fp(t) or g.chance(0.1))
+    if x is None:
+        return None
+    t = g.t(x)
+    sh, nd, cx = tuple(t.shape), t.dim(), t.is_complex()
+    out = (g.fresh(),)
+    op = g.weighted({
+        "view": 2, "reshape": 1.5, "flatten": 0.7, "unflatten": 0.5, "transpose": 1.5,
+        "permute": 1, "movedim": 0.4, "t": 0.6, "T": 0.4, "mT": 0.6, "mH": 0.3, "H": 0.2,
+        "select": 1, "int": 0.7, "narrow": 0.8, "basic": 3, "expand": 1.2, "expand_as": 0.3,
+        "squeeze": 0.8, "unsqueeze": 1, "diagonal": 0.6, "unfold": 0.6, "as_strided": 0.8,
+        "detach": 0.8, "data": 0.2, "view_as_real": 0.5 if cx else 0, "real": 0.5 if cx
+        else 0.1, "imag": 0.4 if cx else 0.05, "view_as_complex": 0.3, "contiguous": 0.4,
+        "swapaxes": 0.3, "view_flat": 0.5})
+    s = _view_stmt(g, op, x, t, sh, nd, out)
+    if s is not None:
+        s.view = True
+    return s
+
+
+def _two_dims(g: Gen, nd: int):
+    if nd < 1:
+        return 0, -1
+    a, b = g.rng.integers(nd), g.rng.integers(nd)
+    return int(a), int(b) - (nd if g.chance(0.3) else 0)
+
+
+def _view_stmt(g: Gen, op, x, t, sh, nd, out):
+    m = "method"
+    if op in ("view", "reshape"):
+        return Stmt(m, out, op, (V(x),) + _factor_shape(g, t.numel()))
+    if op == "view_flat":
+        return Stmt(m, out, "view", (V(x), -1))
+    if op == "flatten":
+        return Stmt(m, out, op, (V(x),) + (tuple(sorted(_two_dims(g, nd))) if nd >= 2 and
+                                           g.chance(0.5) else ()))
+    if op == "unflatten" and nd >= 1:
+        d = g.rdim(nd)
+        return Stmt(m, out, op, (V(x), d, _factor_shape(g, sh[d])))
+    if op in ("transpose", "swapaxes"):
+        return Stmt(m if g.chance(0.7) else "func", out, op, (V(x),) + _two_dims(g, nd))
+    if op == "permute":
+        return Stmt(m, out, op, (V(x),) + tuple(int(v) for v in g.rng.permutation(nd)))
+    if op == "movedim":
+        return Stmt(m, out, op, (V(x),) + _two_dims(g, nd))
+    if op == "t" and nd <= 2:
+        return Stmt(m, out, op, (V(x),))
+    if op in ("T", "mT", "mH", "H", "real", "imag", "data"):
+        return Stmt("attr", out, op, (V(x),))
+    if op in ("select", "int", "narrow") and nd >= 1:
+        d = g.rdim(nd)
+        n = sh[d]
+        if n == 0:
+            return None
+        if op == "select":
+            return Stmt(m, out, op, (V(x), d, int(g.rng.integers(-n, n))))
+        if op == "int":
+            return Stmt("getitem", out, args=(V(x), int(g.rng.integers(-sh[0], sh[0])))) \
+                if sh[0] else None
+        st = int(g.rng.integers(0, n))
+        return Stmt(m, out, op, (V(x), d, st, int(g.rng.integers(0, n - st + 1))))
+    if op == "basic":
+        return Stmt("getitem", out, args=(V(x), _basic_index(g, sh)))
+    if op == "expand":
+        new = [int(g.rng.integers(1, 4)) if s == 1 else (-1 if g.chance(0.5) else s)
+               for s in sh]
+        lead = [int(g.rng.integers(1, 3)) for _ in range(int(g.rng.integers(0, 2)))]
+        return Stmt(m, out, op, (V(x),) + tuple(lead + new))
+    if op == "expand_as":
+        y = g.pick(lambda u: _bcast_to(sh, tuple(u.shape)))
+        return Stmt(m, out, op, (V(x), V(y))) if y else None
+    if op == "squeeze":
+        return Stmt(m, out, op, (V(x),) + ((g.rdim(nd),) if g.chance(0.6) else ()))
+    if op == "unsqueeze":
+        return Stmt(m, out, op, (V(x), int(g.rng.integers(-nd - 1, nd + 1))))
+    if op == "diagonal" and nd >= 2:
+        d1, d2 = _two_dims(g, nd)
+        return Stmt(m, out, op, (V(x),), {"offset": int(g.rng.integers(-1, 2)), "dim1": d1,
+                                          "dim2": d2})
+    if op == "unfold" and nd >= 1:
+        d = g.rdim(nd)
+        return Stmt(m, out, op, (V(x), d, int(g.rng.integers(0, sh[d] + 1)),
+                                 int(g.rng.integers(1, 3))))
+    if op == "as_strided":
+        return _as_strided(g, x, t, out)
+    if op == "detach":
+        return Stmt(m, out, op, (V(x),))
+    if op == "view_as_real" or op == "view_as_complex":
+        return Stmt("func", out, op, (V(x),))
+    if op == "contiguous":
+        return Stmt(m, out, op, (V(x),))
+    return None
+
+
+def _as_strided(g: Gen, x, t, out):
+    n = t.untyped_storage().nbytes() // t.element_size()
+    if n == 0:
+        return None
+    k = int(g.rng.integers(1, 3))
+    size = [int(g.rng.integers(1, 4)) for _ in range(k)]
+    stride = [int(g.pick_of([1, 1, 2, 3, 0] if g.chance(0.2) else [1, 2, 3])) for _ in range(k)]
+    span = sum((s - 1) * st for s, st in zip(size, stride))
+    if span >= n:
+        size, stride, span = [1] * k, [1] * k, 0
+    off = int(g.rng.integers(0, n - span))
+    return Stmt("method", out, "as_strided", (V(x), tuple(size), tuple(stride), off))
+
+
+INPLACE = {"arith": 5, "iop": 3, "unary": 2.5, "clamp_": 0.7, "copy_": 1.5, "fill_": 0.8,
+           "zero_": 0.6, "index_add_": 0.6, "index_copy_": 0.4, "index_fill_": 0.4,
+           "masked_fill_": 0.8, "scatter_": 0.6, "scatter_add_": 0.4, "set_basic": 2.5,
+           "set_adv": 0.8, "set_mask": 0.5, "detach_": 0.2, "requires_grad_": 0.6}
+INPLACE_UNARY = {"exp_": None, "tanh_": None, "sigmoid_": None, "neg_": None,
+                 "sqrt_": "cut", "relu_": "away0", "abs_": "nz", "square_": None,
+                 "sin_": None, "cos_": None, "reciprocal_": "nz", "mul_": None}
+
+
+def p_inplace(g: Gen):
+    x = g.pick(lambda t: _fp(t) or g.chance(0.05))
+    if x is None:
+        return None
+    t = g.t(x)
+    sh, nd, dt = tuple(t.shape), t.dim(), _dt(t)
+    op = g.weighted(INPLACE)
+    return _inplace_stmt(g, op, x, t, sh, nd, dt)
+
+
+def _inplace_stmt(g: Gen, op, x, t, sh, nd, dt):
+    if op in ("arith", "iop"):
+        b, aux = _operand(g, sh)
+        sym = g.pick_of(["+", "-", "*", "/"])
+        guards = (("nz", 1, 0.1),) if sym == "/" else ()
+        if op == "iop":
+            return aux + [Stmt("iop", (), sym, (V(x), b), guards=guards)]
+        fn = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}[sym]
+        kw = {"alpha": 2} if fn in ("add_", "sub_") and g.chance(0.2) else {}
+        return aux + [Stmt("method", (), fn, (V(x), b), kw, guards=guards)]
+    if op == "unary":
+        fn = g.pick_of(list(INPLACE_UNARY))
+        args = (V(x), g.pick_of([2.0, -0.5])) if fn == "mul_" else (V(x),)
+        if fn == "relu_" and not _real(t):
+            return None
+        return Stmt("method", (), fn, args, guards=_guards(INPLACE_UNARY[fn]))
+    if op == "clamp_":
+        return _clamp(g, x, (), inplace=True) if _real(t) and t.numel() else None
+    if op == "copy_":
+        b, aux = _operand(g, sh, scalar=False)
+        if isinstance(b, (int, float)):
+            return None
+        return aux + [Stmt("method", (), op, (V(x), b))]
+    if op == "fill_":
+        y = g.pick(lambda u: u.dim() == 0 and _fp(u)) if g.chance(0.4) else None
+        return Stmt("method", (), op, (V(x), V(y) if y else g.pick_of(SCALARS)))
+    if op in ("zero_", "detach_"):
+        return Stmt("method", (), op, (V(x),))
+    if op == "requires_grad_":
+        return Stmt("method", (), op, (V(x),) + ((False,) if g.chance(0.3) else ()))
+    if nd == 0 or t.numel() == 0:
+        return None
+    d = g.rdim(nd)
+    n = sh[d]
+    if op in ("index_add_", "index_copy_", "index_fill_") and n:
+        k = int(g.rng.integers(1, n + 1))
+        idx = _index_tensor(g, n, k, unique=op == "index_copy_")
+        if op == "index_fill_":
+            return Stmt("method", (), op, (V(x), d, idx, g.pick_of(SCALARS)))
+        ssh = tuple(k if i == d % nd else s for i, s in enumerate(sh))
+        b, aux = _operand(g, ssh, dt, exact=True, scalar=False)
+        kw = {"alpha": 0.5} if op == "index_add_" and g.chance(0.3) else {}
+        return aux + [Stmt("method", (), op, (V(x), d, idx, b), kw)]
+    if op == "masked_fill_":
+        m = g.pick(lambda u: u.dtype == torch.bool and _bcast_to(tuple(u.shape), sh))
+        mask = V(m) if m and g.chance(0.6) else D(g.rng.random(_sub_shape(g, sh)) < 0.5)
+        y = g.pick(lambda u: u.dim() == 0 and _fp(u)) if g.chance(0.3) else None
+        return Stmt("method", (), op, (V(x), mask, V(y) if y else g.pick_of(SCALARS)))
+    if op in ("scatter_", "scatter_add_") and n:
+        return _scatter(g, op, x, sh, nd, d, dt)
+    if op == "set_basic":
+        return _setitem(g, x, sh, _basic_index(g, sh), dt)
+    if op == "set_adv" and n:
+        k = int(g.rng.integers(1, sh[0] + 1))
+        return _setitem(g, x, sh, _index_tensor(g, sh[0], k, unique=True, neg=True), dt)
+    if op == "set_mask":
+        return Stmt("setitem", (), args=(V(x), D(g.rng.random(sh) < 0.5), g.pick_of(SCALARS)))
+    return None
+
+
+def _scatter(g: Gen, op, x, sh, nd, d, dt):
+    k = int(g.rng.integers(1, sh[d] + 1))
+    ish = [k if i == d % nd else int(g.rng.integers(1, s + 1)) for i, s in enumerate(sh)]
+    if op == "scatter_":   # distinct targets along d: the result does not depend on order
+        r = g.rng.random(tuple(sh[i] if i == d % nd else ish[i] for i in range(nd)))
+        idx = np.argsort(r, axis=d)
+        idx = np.take(idx, np.arange(k), axis=d)
+    else:
+        idx = g.rng.integers(0, sh[d], size=ish)
+    idx = D(idx.astype(np.int64))
+    if op == "scatter_" and g.chance(0.3):
+        return Stmt("method", (), op, (V(x), d, idx), {"value": g.pick_of(SCALARS)})
+    b, aux = _operand(g, tuple(ish), dt, exact=True, scalar=False)
+    return aux + [Stmt("method", (), op, (V(x), d, idx, b))]
+
+
+def _setitem(g: Gen, x, sh, idx, dt):
+    try:
+        ev = idx.a if isinstance(idx, D) else idx
+        ish = tuple(g.t(x)[torch.as_tensor(ev) if isinstance(idx, D) else ev].shape)
+    except Exception:  # noqa: BLE001
+        return None
+    if g.chance(0.35):
+        return Stmt("setitem", (), args=(V(x), idx, g.pick_of(SCALARS)))
+    b, aux = _operand(g, ish, dt, scalar=False)
+    return aux + [Stmt("setitem", (), args=(V(x), idx, b))]
+
+
+def p_matmul(g: Gen):
+    a = g.pick(lambda t: _fp(t) and 1 <= t.dim() <= 3)
+    if a is None:
+        return None
+    t = g.t(a)
+    sh, nd, dt = tuple(t.shape), t.dim(), _dt(t)
+    n = sh[-1]
+    p = int(g.rng.integers(1, 4))
+    opts = {1: [(n,), (n, p), (2, n, p)], 2: [(n,), (n, p), (2, n, p)],
+            3: [(n, p), (sh[0], n, p), (n,)]}[nd]
+    bsh = opts[int(g.rng.integers(len(opts)))]
+    out = (g.fresh(),)
+    if nd == 1 and g.chance(0.15):
+        bsh, fn = (p,), "outer"
+    else:
+        fn = {(1, 1): "dot", (2, 1): "mv", (2, 2): "mm", (3, 3): "bmm"}.get((nd, len(bsh)))
+    y = g.pick(lambda u: tuple(u.shape) == bsh and _dt(u) == dt)
+    aux = []
+    if y is None:
+        s = g.leaf(bsh, dt)
+        y, aux = s.out[0], [s]
+    r = g.rng.random()
+    if fn and r < 0.35:
+        return aux + [Stmt("method" if g.chance(0.5) else "func", out, fn, (V(a), V(y)))]
+    if fn == "mm" and r < 0.45:
+        return aux + [Stmt("func", out, "einsum", ("ij,jk->ik", V(a), V(y)))]
+    if fn == "outer":
+        return None
+    if r < 0.8:
+        return aux + [Stmt("binop", out, "@", (V(a), V(y)))]
+    return aux + [Stmt("func", out, "matmul", (V(a), V(y)))]
+
+
+def p_cat(g: Gen):
+    a = g.pick(_fp)
+    if a is None:
+        return None
+    t = g.t(a)
+    sh, nd = tuple(t.shape), t.dim()
+    stack = nd == 0 or g.chance(0.35)
+    d = int(g.rng.integers(-nd - 1, nd + 1)) if stack else g.rdim(nd)
+    parts, aux = [V(a)], []
+    for _ in range(int(g.rng.integers(1, 3))):
+        want = sh if stack else tuple(int(g.rng.integers(0, 3)) if i == d % nd else s
+                                      for i, s in enumerate(sh))
+        y = g.pick(lambda u, w=want: tuple(u.shape) == w and _fp(u))
+        if y is None or g.chance(0.3):
+            s = g.leaf(want)
+            y, aux = s.out[0], aux + [s]
+        parts.append(V(y))
+    g.rng.shuffle(parts)
+    kw = {"dim": d} if g.chance(0.6) else {}
+    args = (parts,) if kw else (parts, d)
+    return aux + [Stmt("func", (g.fresh(),), "stack" if stack else "cat", args, kw)]
+
+
+def p_where(g: Gen):
+    a = g.pick(_fp)
+    if a is None:
+        return None
+    sh = tuple(g.t(a).shape)
+    m = g.pick(lambda u: u.dtype == torch.bool and _bcast(tuple(u.shape), sh) is not None)
+    cond = V(m) if m and g.chance(0.6) else D(g.rng.random(_sub_shape(g, sh)) < 0.5)
+    b, aux = _operand(g, sh, grow=True)
+    out = (g.fresh(),)
+    if g.chance(0.3) and not isinstance(b, (int, float)):
+        return aux + [Stmt("method", out, "where", (V(a), cond, b))]
+    return aux + [Stmt("func", out, "where", (cond, V(a), b))]
+
+
+def p_misc(g: Gen):
+    x = g.pick()
+    if x is None:
+        return None
+    t = g.t(x)
+    op = g.weighted({"retain_grad": 2, "hook": 2.5, "to": 1.2, "clone": 0.5, "detach": 0.3,
+                     "requires_grad_": 0.6})
+    if op == "retain_grad":
+        return Stmt("method", (), op, (V(x),))
+    if op == "hook":
+        g.nh += 1
+        return Stmt("method", (), "register_hook", (V(x), Hk(
+            f"h{g.nh}", g.pick_of([None, None, 2.0, -0.5]))))
+    if op == "requires_grad_":
+        return Stmt("method", (), op, (V(x),))
+    out = (g.fresh(),)
+    if op == "to":
+        if not _fp(t):
+            return None
+        choice = g.pick_of(["double", "float", "to64", "to32", "tocx", "same"])
+        if choice in ("double", "float"):
+            return Stmt("method", out, choice, (V(x),))
+        target = {"to64": "float64", "to32": "float32", "tocx": "complex128",
+                  "same": _dt(t)}[choice]
+        return Stmt("method", out, "to", (V(x), Dt(target)))
+    return Stmt("method", out, op, (V(x),))
+
+
+BLOCKS = {("no_grad", ()): 0.35, ("enable_grad", ()): 0.12,
+          ("set_grad_enabled", (False,)): 0.2, ("set_grad_enabled", (True,)): 0.05,
+          ("inference_mode", ()): 0.2, ("inference_mode", (False,)): 0.05}
+
+
+def p_block(g: Gen):
+    if len(g.open) >= 2:
+        return None
+    fn, args = g.weighted(BLOCKS)
+    blk = Stmt("block", fn=fn, args=args, body=[])
+    g.target_body().append(blk)
+    g.open.append([blk, int(g.rng.integers(1, 5))])
+    return None
+
+
+PROPOSALS = {p_leaf: 0.08, p_unary: 0.12, p_scalar: 0.08, p_binary: 0.12, p_reduce: 0.08,
+             p_multi: 0.04, p_split: 0.04, p_index: 0.05, p_view: 0.15, p_inplace: 0.17,
+             p_matmul: 0.03, p_cat: 0.03, p_where: 0.03, p_misc: 0.07, p_block: 0.04}
+
+
+def _close_block(g: Gen) -> None:
+    g.open[-1][1] -= 1
+    while g.open and g.open[-1][1] <= 0:
+        g.open.pop()
+        if g.open:
+            g.open[-1][1] -= 1
+
+
+def generate(seed: int) -> Program:
+    """A random program (deterministic in ``seed``), valid in torch unless it ends in an
+    error that torch raises (then ember must raise the same)."""
+    g = Gen(seed)
+    target = int(g.rng.integers(3, 22))
+    for _ in range(int(g.rng.integers(1, 4))):
+        g.try_add(g.leaf())
+    count = tries = 0
+    while count < target and tries < target * 6 and not g.done:
+        tries += 1
+        n0 = g.n
+        f = g.weighted(PROPOSALS)
+        try:
+            s = f(g)
+        except (IndexError, ValueError, ZeroDivisionError, RuntimeError):
+            s = None   # a proposal tripping over an odd shape: draw another
+        if s is None or s == []:
+            g.n = n0
+            continue
+        st = g.try_add(s)
+        if st in ("ok", "raised-kept"):
+            count += 1
+            if g.open:
+                _close_block(g)
+        else:
+            g.n = n0
+    g.open.clear()
+    g.stmts[:] = prune_empty(g.stmts)
+    if not g.done:
+        add_tail(g)
+    return renumber(Program(seed, g.stmts))
+
+
+def add_tail(g: Gen) -> None:
+    """Reduce some outputs to a scalar loss and differentiate it: backward(), backward with
+    inputs=, twice with retain_graph, or autograd.grad with create_graph then a second grad."""
+    live = g.tensors(lambda t: _fp(t) and t.requires_grad and not t.is_inference())
+    if not live:
+        return
+    recent = live[-6:]
+    k = int(g.rng.integers(1, min(3, len(recent)) + 1))
+    roots = [recent[i] for i in sorted(g.rng.choice(len(recent), k, replace=False))]
+    cplx = tuple(r for r in roots if g.t(r).is_complex())
+    loss = Stmt("loss", ("loss",), args=tuple(V(r) for r in roots), extra={"cplx": cplx})
+    leaves = g.tensors(lambda t: _fp(t) and t.requires_grad and t.is_leaf)
+    variant = g.weighted({"backward": 0.4, "inputs": 0.15, "twice": 0.07, "grad": 0.38})
+    if variant == "grad" and leaves:
+        ins = leaves + ([g.pick_of(live)] if g.chance(0.3) else [])
+        ins = list(dict.fromkeys(ins))
+        outs = tuple(f"g{i}" for i in range(len(ins)))
+        gs = Stmt("grad", outs, "grad", (V("loss"), [V(n) for n in ins]),
+                  {"create_graph": True, "allow_unused": True}, seq=True)
+        if _tail_try(g, [loss, gs]) != "ok":
+            return
+        rg = [o for o in outs if isinstance(g.env[o], torch.Tensor) and g.env[o].requires_grad]
+        if rg:
+            cx = tuple(o for o in rg if g.env[o].is_complex())
+            l2 = Stmt("loss", ("loss2",), args=tuple(V(o) for o in rg), extra={"cplx": cx})
+            g2 = Stmt("grad", tuple(f"h{i}" for i in range(len(ins))), "grad2",
+                      (V("loss2"), [V(n) for n in ins]), {"allow_unused": True}, seq=True)
+            _tail_try(g, [l2, g2])
+        return
+    if variant == "inputs":
+        pool = list(dict.fromkeys(leaves + live))
+        ins = [pool[i] for i in sorted(g.rng.choice(len(pool), min(len(pool), int(
+            g.rng.integers(1, 4))), replace=False))]
+        back = [Stmt("backward", args=(V("loss"),), kwargs={"inputs": [V(n) for n in ins]})]
+    elif variant == "twice":
+        back = [Stmt("backward", args=(V("loss"),), kwargs={"retain_graph": True}),
+                Stmt("backward", args=(V("loss"),))]
+    else:
+        back = [Stmt("backward", args=(V("loss"),))]
+    _tail_try(g, [loss] + back)
+
+
+def _tail_try(g: Gen, stmts: list) -> str:
+    g.stmts.extend(stmts)
+    try:
+        r = Run(torch, "rev", check=True, observe=False).run(g.stmts)
+    except Invalid:
+        del g.stmts[-len(stmts):]
+        return "invalid"
+    if r.raised is not None:
+        g.done = True
+        return "raised"
+    g.env, g.order = r.env, r.order
+    return "ok"
+
+
+# --------------------------------------------------------------------------------------------
+# the minimiser
+
+
+def _prune(stmts: list, removed: set) -> list:
+    """Drop statements that use a removed variable (lists of inputs and loss terms lose the
+    element instead)."""
+    out = []
+    for s in stmts:
+        if s.kind == "block":
+            out.append(replace(s, body=_prune(s.body, removed)))
+            continue
+        if s.kind == "loss":
+            args = tuple(a for a in s.args if a.name not in removed)
+            if not args:
+                removed.update(s.out)
+                continue
+            s = replace(s, args=args) if len(args) != len(s.args) else s
+        elif s.kind == "grad":
+            s = _prune_grad(s, removed)
+            if s is None:
+                continue
+        elif s.kind == "backward" and "inputs" in s.kwargs:
+            ins = [a for a in s.kwargs["inputs"] if a.name not in removed]
+            if not ins or s.args[0].name in removed:
+                continue
+            s = replace(s, kwargs={**s.kwargs, "inputs": ins})
+        elif uses(s) & removed:
+            removed.update(s.out)
+            continue
+        out.append(s)
+    return out
+
+
+def _prune_grad(s: Stmt, removed: set):
+    ins = s.args[1]
+    keep = [i for i, a in enumerate(ins) if a.name not in removed]
+    if s.args[0].name in removed or not keep:
+        removed.update(s.out)
+        return None
+    if len(keep) == len(ins):
+        return s
+    removed.update(o for i, o in enumerate(s.out) if i not in keep)
+    return replace(s, args=(s.args[0], [ins[i] for i in keep]),
+                   out=tuple(s.out[i] for i in keep))
+
+
+def _outs(s: Stmt) -> set:
+    return {o for _, x in walk([s]) for o in x.out}
+
+
+def _edit(stmts: list, path: tuple, fn) -> list:
+    """``stmts`` with the statement at ``path`` replaced by the list ``fn(stmt)``."""
+    i = path[0]
+    if len(path) == 1:
+        return stmts[:i] + fn(stmts[i]) + stmts[i + 1:]
+    blk = stmts[i]
+    return stmts[:i] + [replace(blk, body=_edit(blk.body, path[1:], fn))] + stmts[i + 1:]
+
+
+def _get(stmts: list, path: tuple) -> Stmt:
+    s = stmts[path[0]]
+    return s if len(path) == 1 else _get(s.body, path[1:])
+
+
+def without(prog: Program, path: tuple) -> Program:
+    removed = _outs(_get(prog.stmts, path))
+    new = _edit(prog.stmts, path, lambda s: [])
+    return replace(prog, stmts=prune_empty(_prune(new, removed)))
+
+
+def _variants(prog: Program, path: tuple, s: Stmt):
+    """Smaller or simpler versions of ``prog`` around the statement at ``path``."""
+    yield without(prog, path)
+    if s.kind == "block":
+        yield replace(prog, stmts=_edit(prog.stmts, path, lambda b: list(b.body)))
+    if s.kind == "leaf":
+        yield from _leaf_variants(prog, path, s)
+    if s.kind == "method" and s.fn == "register_hook" and s.args[1].scale is not None:
+        hk = replace(s.args[1], scale=None)
+        yield replace(prog, stmts=_edit(prog.stmts, path, lambda x: [
+            replace(x, args=(x.args[0], hk))]))
+
+
+def _leaf_variants(prog: Program, path: tuple, s: Stmt):
+    a, tan = s.args[0].a, s.extra["tan"]
+
+    def with_data(a2, t2, **kw):
+        return replace(prog, stmts=_edit(prog.stmts, path, lambda x: [replace(
+            x, args=(D(a2),), kwargs={**x.kwargs, **kw}, extra={**x.extra, "tan": t2})]))
+    for d, n in enumerate(a.shape):
+        for k in (1, 2):
+            if n > k:
+                yield with_data(np.take(a, np.arange(k), d), np.take(tan, np.arange(k), d))
+    r = np.round(a, 1)
+    if not np.array_equal(r, a):
+        yield with_data(r, np.round(tan, 1))
+    if prog.mode == "rev" and s.kwargs.get("requires_grad"):
+        yield with_data(a, tan, requires_grad=False)
+
+
+def minimize(prog: Program, finding: Finding, budget: int = 300,
+             seconds: float = 60.0) -> tuple:
+    """Drop statements and simplify data while the same kind of disagreement persists.
+    Returns (smallest program, its finding)."""
+    key = finding.key
+    t_end = time.monotonic() + seconds
+    evals = 0
+    best, bestf = prog, finding
+    progress = True
+    while progress and evals < budget and time.monotonic() < t_end:
+        progress = False
+        tried: set = set()
+        again = True
+        while again and evals < budget and time.monotonic() < t_end:
+            again = False
+            for path, s in reversed(list(walk(best.stmts))):
+                if id(s) in tried:
+                    continue
+                tried.add(id(s))
+                for cand in _variants(best, path, s):
+                    evals += 1
+                    f = _with_key(check(cand), key)
+                    if f is not None:
+                        best, bestf, again, progress = cand, f, True, True
+                        break
+                    if evals >= budget or time.monotonic() > t_end:
+                        break
+                if again:
+                    break
+    tidy = renumber(best)
+    f = _with_key(check(tidy), key)
+    return (tidy, f) if f is not None else (best, bestf)
+
+
+def _with_key(findings: list, key: tuple):
+    for f in findings:
+        if f.key == key:
+            return f
+    return None
+
+
+def renumber(prog: Program) -> Program:
+    """Variables renamed t0, t1, ... in order of definition (for readable repros)."""
+    m: dict = {}
+    for _, s in walk(prog.stmts):
+        for o in s.out:
+            if o.startswith("t") and o not in m:
+                m[o] = f"t{len(m)}"
+
+    def ren(a):
+        if isinstance(a, V):
+            return V(m.get(a.name, a.name))
+        if isinstance(a, tuple):
+            return tuple(ren(x) for x in a)
+        if isinstance(a, list):
+            return [ren(x) for x in a]
+        return a
+
+    def rs(stmts):
+        return [replace(s, out=tuple(m.get(o, o) for o in s.out), args=ren(s.args),
+                        kwargs={k: ren(v) for k, v in s.kwargs.items()},
+                        body=rs(s.body) if s.body is not None else None,
+                        extra={**s.extra, "cplx": ren(s.extra["cplx"])} if "cplx" in s.extra
+                        else s.extra) for s in stmts]
+    return replace(prog, stmts=rs(prog.stmts))
+
+
+# --------------------------------------------------------------------------------------------
+# reporting
+
+PROBES = {"val": "{n}", "shape": "{n}.shape", "dtype": "{n}.dtype", "rg": "{n}.requires_grad",
+          "leaf": "{n}.is_leaf", "fn": "{n}.grad_fn", "inf": "{n}.is_inference()",
+          "ver": "{n}._version", "stride": "{n}.stride(), {n}.storage_offset()",
+          "tan": "fwAD.unpack_dual({n}).tangent", "py": "{n}"}
+
+
+def probe_for(f: Finding):
+    ev, _, field_ = f.kind.partition(".")
+    if ev in ("out", "target") and f.name:
+        return f.path, PROBES.get(field_, "{n}").format(n=f.name)
+    if ev == "final" and f.name:
+        return None, PROBES.get(field_, "{n}").format(n=f.name)
+    if ev == "grad" and f.name:
+        return f.path, f"{f.name}.grad"
+    if ev == "gout" and f.name:
+        return f.path, f.name
+    if f.kind.startswith("hook"):
+        return None, "[(n, g) for n, g in log]"
+    return None
+
+
+def report(prog: Program, f: Finding) -> str:
+    """A finding with its program as a runnable snippet."""
+    return (f"{f.describe()}\n--- repro (seed {prog.seed}, {prog.mode} mode; "
+            f"`import ember as torch` for ember's side) ---\n"
+            + to_source(prog, probe_for(f)))

@@ -1,0 +1,149 @@
+"""The autograd fuzzer (``tests/fuzzer.py``) in CI: a fixed range of seeds, each a random
+program run in ember and PyTorch with every observable compared, plus self-checks proving the
+fuzzer catches planted bugs. A failing chunk names its seeds and prints a minimal repro; the
+long mode is ``scripts/fuzz.py``."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from fuzzer import (
+    HEADER,
+    D,
+    Dt,
+    Program,
+    Run,
+    Stmt,
+    V,
+    check,
+    check_seed,
+    fwd_variant,
+    generate,
+    minimize,
+    report,
+    to_source,
+    weights,
+)
+
+CHUNK = 30
+N_CHUNKS = 36          # seeds 0 .. 1079: about a minute on the 2-core machine
+_MINIMIZE_BUDGET = [20.0]   # seconds of minimisation for the whole session
+
+
+def _minimal_report(prog: Program, f) -> str:
+    """The finding with a repro, minimised while the session's budget lasts."""
+    left = _MINIMIZE_BUDGET[0]
+    if left > 1:
+        t0 = time.monotonic()
+        prog, f = minimize(prog, f, seconds=min(8.0, left))
+        _MINIMIZE_BUDGET[0] -= time.monotonic() - t0
+    return report(prog, f)
+
+
+@pytest.mark.parametrize("chunk", range(N_CHUNKS))
+def test_fuzz_chunk(chunk: int) -> None:
+    seeds = range(chunk * CHUNK, (chunk + 1) * CHUNK)
+    failures = [(s, p, f) for s in seeds for p, f in check_seed(s)]
+    if failures:
+        lines = [f"seed {s} [{p.mode}] {f.kind} at {f.where}" for s, p, f in failures]
+        s, p, f = failures[0]
+        pytest.fail(f"{len(failures)} disagreement(s):\n  " + "\n  ".join(lines)
+                    + "\n\nfirst one, minimised:\n" + _minimal_report(p, f), pytrace=False)
+
+
+# --------------------------------------------------------------------------------------------
+# the fuzzer itself
+
+
+def test_generate_is_deterministic() -> None:
+    for s in (3, 17, 40):
+        assert to_source(generate(s)) == to_source(generate(s))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4, 5, 9, 11, 13])
+def test_repro_runs_in_torch(seed: int) -> None:
+    """The printed snippet is the program: run against torch it ends as the interpreter's
+    torch run does (normally, or with the same exception)."""
+    prog = generate(seed)
+    for p in (prog, fwd_variant(prog)):
+        src = to_source(p)
+        ran = Run(torch, p.mode, observe=False).run(p.stmts)
+        try:
+            exec(compile(src, f"<seed {seed}>", "exec"), {})
+        except Exception as ex:  # noqa: BLE001 - a program may end in torch's error
+            assert ran.raised is not None and type(ex) is type(ran.raised), (ex, src)
+            assert str(ex) == str(ran.raised)
+        else:
+            assert ran.raised is None, (ran.raised, src)
+
+
+def _leaf(name: str, data, rg: bool = True) -> Stmt:
+    a = np.asarray(data, dtype=np.float64)
+    return Stmt("leaf", (name,), args=(D(a),), kwargs={"dtype": Dt("float64"),
+                                                        "requires_grad": rg},
+                extra={"tan": np.ones_like(a), "dual": True})
+
+
+def _exp_program() -> Program:
+    """A program with padding around exp, so the minimiser has something to drop."""
+    stmts = [_leaf("t0", [0.5, -0.3, 1.2]), _leaf("t1", [[1.0, 2.0]], rg=False),
+             Stmt("method", ("t2",), "sin", (V("t1"),)),
+             Stmt("method", ("t3",), "exp", (V("t0"),)),
+             Stmt("binop", ("t4",), "*", (V("t2"), 2.0)),
+             Stmt("loss", ("loss",), args=(V("t3"),)),
+             Stmt("backward", args=(V("loss"),))]
+    return Program(-1, stmts)
+
+
+def test_self_check_flipped_vjp(monkeypatch) -> None:
+    """A sign flipped in exp's VJP is reported as a gradient disagreement, and minimised to
+    the statements that matter."""
+    prog = _exp_program()
+    assert check(prog) == []
+    from ember._ops import pointwise
+    vjp = pointwise.EXP.vjp
+    monkeypatch.setattr(pointwise.EXP, "vjp", lambda ns, g, need, *a: tuple(
+        None if x is None else -x for x in vjp(ns, g, need, *a)))
+    found = check(prog)
+    assert [f.kind for f in found] == ["grad.val"], found
+    small, f = minimize(prog, found[0], seconds=20)
+    kinds = [s.kind for s in small.stmts]
+    assert kinds == ["leaf", "method", "loss", "backward"], to_source(small)
+    assert "t0.grad" in report(small, f)
+    monkeypatch.undo()
+    assert check(prog) == []
+
+
+def test_self_check_missing_version_bump(monkeypatch) -> None:
+    """An in-place op that forgets to bump the version counter lets a stale saved tensor
+    through: torch raises at backward, the patched ember does not; both are reported."""
+    stmts = [_leaf("t0", [0.5, -0.3, 1.2]),
+             Stmt("binop", ("t1",), "*", (V("t0"), 1.5)),
+             Stmt("method", ("t2",), "sin", (V("t1"),)),
+             Stmt("method", (), "mul_", (V("t1"), 2.0)),
+             Stmt("loss", ("loss",), args=(V("t2"),)),
+             Stmt("backward", args=(V("loss"),))]
+    prog = Program(-2, stmts)
+    assert check(prog) == []
+    mul_ = ember.Tensor.mul_
+
+    def forgetful(self, other):
+        out = mul_(self, other)
+        self._vc.v -= 1
+        return out
+    monkeypatch.setattr(ember.Tensor, "mul_", forgetful)
+    kinds = {f.kind: f for f in check(prog)}
+    assert "target.ver" in kinds and "missing_error" in kinds, kinds
+    assert "modified by an inplace operation" in str(kinds["missing_error"].torch)
+
+
+def test_header_weights_match_interpreter() -> None:
+    """The printed loss weights ``w(t)`` are the interpreter's."""
+    ns: dict = {}
+    exec(HEADER, ns)
+    t = torch.zeros(2, 3, dtype=torch.complex128)
+    np.testing.assert_array_equal(ns["w"](t).numpy(), weights((2, 3), "complex128"))

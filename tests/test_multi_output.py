@@ -1,0 +1,276 @@
+"""Ops with several outputs against PyTorch: the gradient of each output alone, of every subset
+that leaves one output out, and of all of them together (through ``autograd.grad`` with one
+cotangent per output, and through ``backward()`` of a loss that uses every output), with double
+backward; plus ``check_op`` (all outputs, forward-mode tangents). A VJP that drops the gradient of
+any output but the first fails here.
+
+``test_every_multi_output_op_is_covered`` fails when ember gains an op with more than one
+output that no entry of ``CASES`` reaches.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._ops._registry import ALL_OPS
+from helpers import assert_same, check_op, flat, pair, raises_same
+
+
+def data(shape=(4, 6), seed=0, dtype="float64"):
+    """Distinct values (tie-breaking of the selecting ops is unspecified)."""
+    n = int(np.prod(shape))
+    return (np.random.default_rng(seed).permutation(n).reshape(shape).astype(dtype) * 0.37
+            - 2.0)
+
+
+A = data()
+B3 = data((2, 3, 4), 1)
+V = data((3,), 2)
+W = data((4,), 3)
+IMG = data((1, 2, 5, 6), 4)
+VOL = data((1, 2, 4, 4, 5), 5)
+SAMPLES2 = np.random.default_rng(6).uniform(0.1, 0.9, (1, 2, 2))
+SAMPLES3 = np.random.default_rng(7).uniform(0.1, 0.9, (1, 2, 3))
+MODE = np.array([[1., 2., 2., 1., 3., 2.], [3., 3., 1., 1., 2., 3.], [4., 5., 6., 7., 8., 8.],
+                 [0., 0., 0., 1., 1., 2.]])
+
+# name -> (fn(M, *tensors), arrays). Each returns a tuple (or namedtuple) of outputs.
+CASES = {
+    "split_int": (lambda M, x: x.split(2, 1), [A]),
+    "split_uneven": (lambda M, x: M.split(x, 4, 1), [A]),
+    "split_sizes": (lambda M, x: x.split([1, 3, 2], 1), [A]),
+    "split_dim0": (lambda M, x: M.split(x, 1), [A]),
+    "split_3d_neg": (lambda M, x: M.split(x, [1, 3], -1), [B3]),
+    "chunk": (lambda M, x: x.chunk(3, 1), [A]),
+    "chunk_uneven": (lambda M, x: M.chunk(x, 3, 0), [A]),
+    "tensor_split_int": (lambda M, x: M.tensor_split(x, 4, 1), [A]),
+    "tensor_split_idx": (lambda M, x: x.tensor_split([1, 4], 1), [A]),
+    "hsplit": (lambda M, x: M.hsplit(x, 3), [A]),
+    "hsplit_idx": (lambda M, x: x.hsplit([2, 5]), [A]),
+    "vsplit": (lambda M, x: M.vsplit(x, 2), [A]),
+    "unbind0": (lambda M, x: x.unbind(0), [A]),
+    "unbind1": (lambda M, x: M.unbind(x, 1), [B3]),
+    "var_mean": (lambda M, x: M.var_mean(x, 1), [A]),
+    "var_mean_all": (lambda M, x: M.var_mean(x), [A]),
+    "std_mean": (lambda M, x: M.std_mean(x, 0, keepdim=True), [A]),
+    "std_mean_corr": (lambda M, x: M.std_mean(x, (0, 2), correction=0), [B3]),
+    "max_dim": (lambda M, x: M.max(x, 1), [A]),
+    "min_dim": (lambda M, x: x.min(0, True), [A]),
+    "sort": (lambda M, x: M.sort(x, 1), [A]),
+    "sort_stable": (lambda M, x: x.sort(dim=0, descending=True, stable=True), [A]),
+    "topk": (lambda M, x: M.topk(x, 3), [A]),
+    "kthvalue": (lambda M, x: M.kthvalue(x, 2, 0), [A]),
+    "median_dim": (lambda M, x: M.median(x, 1), [A]),
+    "nanmedian_dim": (lambda M, x: x.nanmedian(0, True), [A]),
+    "mode": (lambda M, x: M.mode(x, 1), [MODE]),
+    "cummax": (lambda M, x: M.cummax(x, 1), [A]),
+    "cummin": (lambda M, x: x.cummin(0), [A]),
+    "meshgrid_ij": (lambda M, x, y: M.meshgrid(x, y, indexing="ij"), [V, W]),
+    "meshgrid_xy": (lambda M, x, y: M.meshgrid(x, y, indexing="xy"), [V, W]),
+    "broadcast_tensors": (lambda M, x, y: M.broadcast_tensors(x, y), [A[:1], A[:, :1]]),
+    "atleast_1d": (lambda M, x, y: M.atleast_1d(x, y), [np.array(1.5), V]),
+    "atleast_2d": (lambda M, x, y: M.atleast_2d(x, y), [V, A]),
+    "atleast_3d": (lambda M, x, y: M.atleast_3d(x, y), [V, A]),
+    # nn.functional: pooling that also returns the indices
+    "max_pool1d": (lambda M, x: M.nn.functional.max_pool1d(x[0], 2, return_indices=True),
+                   [IMG]),
+    "max_pool2d": (lambda M, x: M.nn.functional.max_pool2d(x, 2, 1, return_indices=True),
+                   [IMG]),
+    "max_pool2d_ceil": (lambda M, x: M.nn.functional.max_pool2d(
+        x, 3, 2, padding=1, ceil_mode=True, return_indices=True), [IMG]),
+    "max_pool3d": (lambda M, x: M.nn.functional.max_pool3d(x, 2, return_indices=True), [VOL]),
+    "adaptive_max_pool1d": (lambda M, x: M.nn.functional.adaptive_max_pool1d(
+        x[0], 4, return_indices=True), [IMG]),
+    "adaptive_max_pool2d": (lambda M, x: M.nn.functional.adaptive_max_pool2d(
+        x, (3, 4), return_indices=True), [IMG]),
+    "adaptive_max_pool3d": (lambda M, x: M.nn.functional.adaptive_max_pool3d(
+        x, (2, 3, 3), return_indices=True), [VOL]),
+    "fractional_max_pool2d": (lambda M, x: M.nn.functional.fractional_max_pool2d(
+        x, 2, output_size=(3, 4), return_indices=True,
+        _random_samples=M.from_numpy(SAMPLES2.copy())), [IMG]),
+    "fractional_max_pool3d": (lambda M, x: M.nn.functional.fractional_max_pool3d(
+        x, 2, output_size=(2, 2, 3), return_indices=True,
+        _random_samples=M.from_numpy(SAMPLES3.copy())), [VOL]),
+    # a multi-output op whose input is an intermediate, so its gradient flows on
+    "split_of_product": (lambda M, x, y: (x * y).split(2, 1), [A, A[::-1].copy()]),
+}
+
+_SEEN_OPS: set = set()
+
+
+def _run(name, M, ins):
+    f, _ = CASES[name]
+    return flat(f(M, *ins))
+
+
+def _leaves(arrays):
+    ps = [pair(a, requires_grad=True) for a in arrays]
+    return [p[0] for p in ps], [p[1] for p in ps]
+
+
+def _live(ot) -> list:
+    return [k for k, o in enumerate(ot) if isinstance(o, torch.Tensor) and o.requires_grad]
+
+
+def _cot(rng, t):
+    a = rng.standard_normal(tuple(t.shape))
+    return ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
+
+
+def _grads_of(name, subset, create_graph):
+    """Gradients of the outputs in ``subset`` (one cotangent each) w.r.t. every input."""
+    arrays = CASES[name][1]
+    es, ts = _leaves(arrays)
+    oe, ot = _run(name, ember, es), _run(name, torch, ts)
+    for o in oe:
+        fn = getattr(o, "grad_fn", None)
+        if fn is not None and getattr(fn, "op", None) is not None:
+            _SEEN_OPS.add(fn.op.name)
+    rng = np.random.default_rng(len(subset))
+    cots = [_cot(rng, ot[k]) for k in subset]
+    ge = ember.autograd.grad([oe[k] for k in subset], es, [c[0] for c in cots],
+                             create_graph=create_graph, allow_unused=True)
+    gt = torch.autograd.grad([ot[k] for k in subset], ts, [c[1] for c in cots],
+                             create_graph=create_graph, allow_unused=True)
+    assert_same(list(ge), list(gt))
+    if create_graph:
+        pe = [g for g, h in zip(ge, gt) if h is not None and h.requires_grad]
+        pt = [h for h in gt if h is not None and h.requires_grad]
+        assert len(pe) == len(pt)
+        if pt:
+            se = sum((g * g * 0.5).sum() for g in pe)
+            st = sum((h * h * 0.5).sum() for h in pt)
+            assert_same(list(ember.autograd.grad(se, es, allow_unused=True)),
+                        list(torch.autograd.grad(st, ts, allow_unused=True)))
+
+
+def _subsets(n_live: list) -> list:
+    """Each output alone, all but one (for each), and all of them."""
+    subs = [[k] for k in n_live]
+    if len(n_live) > 2:
+        subs += [[k for k in n_live if k != j] for j in n_live]
+    if len(n_live) > 1:
+        subs.append(list(n_live))
+    return subs
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_check_op(name):
+    f, arrays = CASES[name]
+    check_op(lambda *x: f(ember, *x), lambda *x: f(torch, *x), *arrays)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_output_and_subsets(name):
+    arrays = CASES[name][1]
+    _, ts = _leaves(arrays)
+    live = _live(_run(name, torch, ts))
+    assert live, "torch has no differentiable output here"
+    for sub in _subsets(live):
+        for cg in (False, True):
+            try:
+                _grads_of(name, sub, cg)
+            except AssertionError as ex:
+                raise AssertionError(f"outputs {sub}, create_graph={cg}: {ex}") from None
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_backward_of_a_loss_using_every_output(name):
+    """All outputs' gradients arrive through ordinary nodes and accumulate in ``.grad``."""
+    arrays = CASES[name][1]
+    res = []
+    for M in (ember, torch):
+        xs = [M.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        outs = _run(name, M, xs)
+        loss = 0
+        for k, o in enumerate(outs):
+            if o.requires_grad:
+                w = M.from_numpy(np.linspace(-1, 2, o.numel()).reshape(tuple(o.shape)))
+                loss = loss + (o * w * (k + 1)).sum() + (o * o).sum() * 0.1 * k
+        loss.backward()
+        res.append([x.grad for x in xs])
+    assert_same(res[0], res[1])
+
+
+@pytest.mark.parametrize("name", ["split_int", "unbind0", "var_mean", "meshgrid_ij",
+                                  "sort", "max_dim"])
+def test_output_used_twice_and_retain_graph(name):
+    """Backward twice through a retained multi-output node; one output feeding two consumers."""
+    arrays = CASES[name][1]
+    res = []
+    for M in (ember, torch):
+        xs = [M.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        outs = _run(name, M, xs)
+        live = [o for o in outs if o.requires_grad]
+        loss = (live[-1] * 3).sum() + (live[-1] ** 2).sum() + live[0].sum()
+        loss.backward(retain_graph=True)
+        first = [x.grad.clone() for x in xs]
+        (live[-1].exp().sum()).backward()
+        res.append([first, [x.grad for x in xs]])
+    assert_same(res[0], res[1])
+
+
+def test_multi_output_views_refuse_inplace():
+    for name in ("split_int", "chunk", "unbind0"):
+        f = CASES[name][0]
+
+        def go(M, f=f):
+            x = M.from_numpy(A.copy()).requires_grad_()
+            outs = f(M, x * 1)
+            outs[1].mul_(2)
+        raises_same(lambda: go(ember), lambda: go(torch))
+
+
+def test_unique_outputs_and_missing_derivative():
+    a = np.array([3., 1., 2., 1., 3., 3., 0.5])
+    for kw in ({}, {"return_inverse": True}, {"return_counts": True},
+               {"return_inverse": True, "return_counts": True, "sorted": True}):
+        e, t = pair(a, requires_grad=True)
+        oe, ot = ember.unique(e, **kw), torch.unique(t, **kw)
+        assert_same(oe, ot)
+        fe, ft = flat(oe), flat(ot)
+        assert [o.requires_grad for o in fe] == [o.requires_grad for o in ft]
+        assert fe[0].grad_fn.name() == ft[0].grad_fn.name()
+        raises_same(lambda: fe[0].sum().backward(), lambda: ft[0].sum().backward())
+    e, t = pair(a, requires_grad=True)
+    oe = ember.unique_consecutive(e, return_inverse=True, return_counts=True)
+    ot = torch.unique_consecutive(t, return_inverse=True, return_counts=True)
+    assert_same(oe, ot)
+    assert oe[0].grad_fn.name() == ot[0].grad_fn.name()
+    assert [o.requires_grad for o in oe] == [o.requires_grad for o in ot]
+    raises_same(lambda: oe[0].sum().backward(), lambda: ot[0].sum().backward())
+
+
+def test_every_multi_output_op_is_covered():
+    """Every registered op with several outputs is reached by some entry of ``CASES``."""
+    for name in CASES:     # record the op names (independent of test order)
+        f, arrays = CASES[name]
+        es, _ = _leaves(arrays)
+        for o in flat(f(ember, *es)):
+            fn = getattr(o, "grad_fn", None)
+            if fn is not None and getattr(fn, "op", None) is not None:
+                _SEEN_OPS.add(fn.op.name)
+    internal = {"cdist_backward"}   # cdist's own backward (double backward: test_matrix)
+    multi = {op.name for op in ALL_OPS if op.n_out > 1} - internal
+    missing = sorted(multi - _SEEN_OPS)
+    assert not missing, f"multi-output ops without a case in CASES: {missing}"
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean", "max_dim", "sort", "topk", "cummax",
+                                  "max_pool2d", "split_of_product"])
+def test_second_backward_through_freed_node(name):
+    """Multi-output nodes take the engine's general path: their saved tensors are freed after
+    backward too, so a second backward raises PyTorch's error (and works with retain_graph)."""
+    f, arrays = CASES[name]
+
+    def run(M, retain):
+        xs = [M.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        outs = [o for o in flat(f(M, *xs)) if o.requires_grad]
+        loss = sum((o * (k + 2)).sum() for k, o in enumerate(outs))   # nothing else saved
+        loss.backward(retain_graph=retain)
+        loss.backward()
+        return [x.grad for x in xs]
+    assert_same(run(ember, True), run(torch, True))
+    raises_same(lambda: run(ember, False), lambda: run(torch, False))
