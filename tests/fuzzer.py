@@ -769,14 +769,8 @@ class Finding:
                 + f"\n  torch: {_short(self.torch)}\n  ember: {_short(self.ember)}")
 
 
-NO_GRAD_CTX = ("no_grad", "set_grad_enabled(False)")
-
-
 def known(f: Finding) -> str | None:
     """A note when a disagreement is one that ember's README already lists."""
-    ctx = f.where.split("|")[:-1]
-    if f.kind == "out.rg" and ctx and ctx[-1] in NO_GRAD_CTX:
-        return "README: a view taken under no_grad reports requires_grad=False"
     return None
 
 

@@ -293,11 +293,13 @@ def test_chrome_trace(tmp_path):
         assert isinstance(e["pid"], int) and isinstance(e["tid"], int)
         assert isinstance(e["args"], dict)
     for name in ("aten::mm", "label-z", "MmBackward0", "SumBackward0"):
-        ee = [e for e in data["e"] if e["name"] == name]
-        et = [e for e in data["t"] if e["name"] == name and (name != "aten::mm" or e["args"].get(
-            "Input Dims") == [[3, 4], [4, 5]])]
+        # the forward's aten::mm only: MmBackward0 makes aten::mm calls of its own in both
+        # libraries (in PyTorch wrapped in other ATen calls: not compared, see the docstring)
+        ee, et = ([e for e in data[lib] if e["name"] == name and (name != "aten::mm" or e[
+            "args"].get("Input Dims") == [[3, 4], [4, 5]])] for lib in ("e", "t"))
         assert [(e["cat"], e["args"].get("Input Dims")) for e in ee] == \
             [(e["cat"], e["args"].get("Input Dims")) for e in et], name
+        assert ee, name
 
 
 def test_record_function_nesting_and_decorator():

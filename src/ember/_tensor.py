@@ -30,7 +30,7 @@ class Version:
 class _Extra:
     """A tensor's rarely used parts: hooks, retain_grad, inference and meta flags."""
 
-    __slots__ = ("hooks", "inference", "name", "post_acc", "retains")
+    __slots__ = ("detached", "hooks", "inference", "name", "post_acc", "retains")
 
     def __init__(self):
         self.hooks = None      # leaf hooks: {id: fn}
@@ -38,6 +38,7 @@ class _Extra:
         self.post_acc = None   # {id: fn}
         self.inference = False
         self.name = None
+        self.detached = -1     # node sequence number when detach_() dropped a grad_fn
 
 
 class Tensor:
@@ -285,7 +286,7 @@ class Tensor:
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward."""
         if self._fn is None:
-            if not self._rg:
+            if not self.requires_grad:   # (a view of a base requiring grad requires grad)
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
         if self.retains_grad:
@@ -308,7 +309,7 @@ class Tensor:
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
         replaces the gradient (``torch.Tensor.register_hook``)."""
-        if not self._rg:
+        if not self.requires_grad:
             raise RuntimeError(
                 "cannot register a hook on a tensor that doesn't require gradient")
         if self._fn is not None:
@@ -359,15 +360,25 @@ class Tensor:
                 "called on these gradients. "
                 "To fix this error, please refer to the Optimizer.zero_grad() function in "
                 "torch/optim/optimizer.py as the solution.")
+        if self._fn is not None:
+            # nodes recorded before now that saved this tensor refuse to unpack it (PyTorch)
+            from .autograd.graph import _seq
+            self._extra().detached = next(_seq)
         self._fn = None
         self._rg = False
         self._onr = 0
+        self._fw = None   # the forward gradient goes too, as in PyTorch
         return self
 
     @property
     def data(self) -> Tensor:
-        """The same storage without autograd history and with its own version counter."""
-        return _make(self._data, Version(), False, None)
+        """The same storage without autograd history and with its own version counter (an
+        inference tensor's stays one)."""
+        d = _make(self._data, Version(), False, None)
+        x = self._x
+        if x is not None and x.inference:
+            d._extra().inference = True
+        return d
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -529,7 +540,12 @@ def _view_of(src: Tensor, data, differentiable: bool = True, multi: bool = False
     view records its root base in ``_base`` (in-place ops on it rebase the base's history), the
     version its history belongs to (``_av``) and how it was created (``_cm``)."""
     t = _make(data, src._vc, False, None)
-    if differentiable:
+    x = src._x
+    if x is not None and x.inference:
+        # an inference tensor's views are inference tensors, not views: PyTorch tracks no view
+        # (nor autograd) metadata for them
+        t._extra().inference = True
+    elif differentiable:
         st = STATE
         new = (CM_INFERENCE if st.inference else
                (CM_MULTI if multi else CM_DEFAULT) if st.grad else CM_NO_GRAD)
@@ -543,9 +559,6 @@ def _view_of(src: Tensor, data, differentiable: bool = True, multi: bool = False
         t._cm = new
         t._av = src._vc.v
         t._fwb = src if src._base is None or src._fwb is None else src._fwb
-    x = src._x
-    if x is not None and x.inference:
-        t._extra().inference = True
     return t
 
 
@@ -600,7 +613,10 @@ def view_rebase_error(t: Tensor, direct: bool) -> RuntimeError:
             f"it is forbidden. You can clarify your code by moving both the view and the inplace "
             f"either both inside the {block} (if you don't want the inplace to be tracked) or "
             "both outside (if you want the inplace to be tracked).")
-    head = f"Output {t._onr} of {short} is a view and {what}."
+    if fn is not None:
+        head = f"Output {t._onr} of {short} is a view and {what}."
+    else:   # the view was made from a tensor not requiring grad: PyTorch calls it no_grad
+        head = f"A view was created in no_grad mode and {what} with grad mode enabled."
     if cm == CM_MULTI:
         return RuntimeError(
             f"{head} This view is the output of a function that returns multiple views. Such "

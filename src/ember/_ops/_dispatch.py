@@ -132,6 +132,52 @@ def check_inplace(self: Tensor, others: tuple = ()) -> None:
                            "operation.")
 
 
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+           "refer to a single memory location. Please clone() the tensor before performing the "
+           "operation.")
+
+
+def check_overlap(self: Tensor, others, full: bool = False) -> None:
+    """PyTorch's refusal to write ``self`` from an operand sharing its memory: elementwise ops
+    and ``copy_`` refuse a partial overlap (``assert_no_partial_overlap``), index and scatter
+    ops (``full=True``) any overlap (``assert_no_overlap``). Only tensors over the same buffer
+    (one version counter) are looked at, so the common case costs an identity test."""
+    for o in others:
+        if isinstance(o, Tensor) and o._vc is self._vc:
+            st = _overlap_status(self._data, o._data)
+            if st == 1 or st == 2 and full:
+                raise RuntimeError(OVERLAP)
+
+
+def _dense(a: np.ndarray) -> bool:
+    """PyTorch's ``is_non_overlapping_and_dense``: the strides, sorted, are a contiguous
+    layout's (size-1 dims ignored)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _overlap_status(a: np.ndarray, b: np.ndarray) -> int:
+    """PyTorch's ``get_overlap_status``: 0 none (or too hard to tell), 1 partial, 2 full."""
+    if a is b:
+        return 2
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not a.size or not b.size:
+        return 0
+    if not (_dense(a) and _dense(b)):
+        return 0
+    a0 = a.__array_interface__["data"][0]
+    b0 = b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return 2 if a.strides == b.strides else 1
+    return 1 if a0 < b1 and b0 < a1 else 0
+
+
 def records(inputs) -> bool:
     """Whether an in-place op on ``inputs`` (self first) is recorded: grad mode is on and one of
     them requires grad (a view counts its base)."""
@@ -164,11 +210,15 @@ def _check_shape(self: Tensor, out) -> None:
 
 
 def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
-            int_to_float: bool = False) -> Tensor:
+            int_to_float: bool = False, overlap: int = 1) -> Tensor:
     """Run ``op`` out of place, write the result into ``self``, bump its version and, when
-    recording, make ``self`` (or, for a view, its base) take the op's node as history."""
+    recording, make ``self`` (or, for a view, its base) take the op's node as history.
+    ``overlap``: 1 refuses an operand partly overlapping ``self``, 2 any overlap (index and
+    scatter ops), 0 none (a fill value is read once)."""
     others = tuple(to_operand(o) for o in others)
     check_inplace(self, others)
+    if overlap:
+        check_overlap(self, others, overlap == 2)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
         if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
@@ -239,10 +289,11 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
         try:
             np.copyto(self._data, out, casting="unsafe")
         except ValueError:  # a read-only broadcast (expanded) array
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor refers to "
-                "a single memory location. Please clone() the tensor before performing the "
-                "operation.") from None
+            if self._data.size:   # (nothing is written to an empty one: no overlap)
+                raise RuntimeError(
+                    "unsupported operation: more than one element of the written-to tensor refers "
+                    "to a single memory location. Please clone() the tensor before performing the "
+                    "operation.") from None
     self._vc.v += 1
     if node is not None:
         if op.save_out:
@@ -283,6 +334,7 @@ __all__ = [
     "apply",
     "binary",
     "check_inplace",
+    "check_overlap",
     "commit",
     "inplace",
     "promoted",

@@ -36,7 +36,8 @@ class Op:
     """One operator: forward, VJP and JVP together."""
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
-                 "linear", "n_out", "diff_out", "is_view", "ufunc", "names", "save_if")
+                 "linear", "n_out", "diff_out", "is_view", "ufunc", "names", "save_if",
+                 "index_params", "inference_via")
 
     def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
                  elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
@@ -60,6 +61,11 @@ class Op:
         # input no gradient needs is not saved, as in PyTorch, so modifying it in place later
         # is no error.
         self.save_if = save_if
+        # PyTorch's call takes index or mask tensors that ember keeps as arrays in ``params``
+        self.index_params = False
+        # on an inference tensor outside inference mode, the op PyTorch's composite records
+        # (clone and casts copy_ into a new tensor: CopyBackwards)
+        self.inference_via = None
         ALL_OPS.append(self)
         cls_name = node or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node = type(cls_name, (OpNode,), {"__slots__": (), "op": self, "n_out": n_out,
@@ -180,6 +186,7 @@ def wrap_outputs(op: Op, inputs, params, out):
     fwd = st.fw_level >= 0
     edges = None
     tangent = False
+    inf = False
     i = 0
     for t in inputs:
         if isinstance(t, Tensor):
@@ -189,7 +196,14 @@ def wrap_outputs(op: Op, inputs, params, out):
                 if edges is None:
                     edges = [NO_EDGE] * len(inputs)
                 edges[i] = _edge_of(t)
+                if t._x is not None:
+                    inf = inf or t._x.inference
         i += 1
+    if inf and _skips_autograd(op, inputs):
+        if op.inference_via is None:
+            edges = None
+        else:
+            return _copy_from_inference(op.inference_via, inputs[0], edges[0], out)
     rec = edges is not None
     if op.n_out == 1:
         if op.is_view:
@@ -237,12 +251,45 @@ def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
     r = _make(out, Version(), False, None)
     st = STATE
     if st.grad:
-        if x._rg if x._base is None else _refresh_view(x):
+        if (x._rg if x._base is None else _refresh_view(x)) and (
+                x._x is None or not x._x.inference or not _skips_autograd(op, inputs)):
             e = _edge_of(x)
             r._fn = make_node(op, inputs, params, (r,), (e,) if scalar is None else (e, NO_EDGE))
             r._rg = True
     elif st.inference:
         r._extra().inference = True
+    return r
+
+
+# ops whose Python-number operands PyTorch wraps into (normal) tensors: its argument parser's
+# ``should_allow_numbers_as_tensors`` list; elsewhere a number is a Scalar, not a tensor
+_WRAPS_NUMBERS = frozenset({"add", "sub", "rsub", "rsub_s", "mul", "div", "div_mode",
+                            "floor_divide"})
+
+
+def _skips_autograd(op: Op, inputs) -> bool:
+    """Whether PyTorch's autograd kernel is skipped for a call outside inference mode: all its
+    tensor inputs are inference tensors (which carry no Autograd dispatch key), so nothing is
+    recorded even when one requires grad. A Python number wrapped into a tensor and index or
+    mask arguments are normal tensors: then the call records."""
+    if op.index_params:
+        return False
+    wraps = op.name in _WRAPS_NUMBERS
+    for t in inputs:
+        if isinstance(t, Tensor):
+            x = t._x
+            if x is None or not x.inference:
+                return False
+        elif wraps and t is not None and not isinstance(t, (list, tuple)):
+            return False
+    return True
+
+
+def _copy_from_inference(via: Op, src: Tensor, e: tuple, out) -> Tensor:
+    """A copy of inference tensor ``src`` (requiring grad) made outside inference mode: the
+    result is a new normal tensor written by ``copy_``, whose node ``via`` is recorded."""
+    r = _make(out if isinstance(out, np.ndarray) else np.asarray(out), Version(), True, None)
+    r._fn = make_node(via, (None, src), (), (r,), (NO_EDGE, e))
     return r
 
 

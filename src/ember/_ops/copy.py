@@ -8,7 +8,7 @@ from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
-from ._dispatch import check_inplace, commit, records, to_operand
+from ._dispatch import check_inplace, check_overlap, commit, records, to_operand
 from ._registry import Op, apply, method, ns_fn
 
 __all__ = ["clone", "to", "view_dtype"]
@@ -140,12 +140,14 @@ def _copy_vjp(ns, g, need):
 
 COPY = Op("copy_", _copy_fwd, _copy_vjp, linear=True, node="CopyBackwards")
 COPY.node.name = lambda self: "ember::autograd::CopyBackwards"
+CLONE.inference_via = CONTIG.inference_via = TO_COPY.inference_via = COPY
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """``Tensor.copy_``: write ``src`` (broadcast, cast) into ``self`` in place."""
     src = to_operand(src)
     check_inplace(self, (src,))
+    check_overlap(self, (src,))
     if isinstance(src, Tensor):
         try:
             np.broadcast_shapes(src._data.shape, self._data.shape)

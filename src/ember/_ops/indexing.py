@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor, Version, _make, _wrap_dim
-from ._dispatch import _type_name, check_inplace, commit, inplace, records
+from ._dispatch import _type_name, check_inplace, check_overlap, commit, inplace, records
 from ._registry import Op, apply, method, ns_fn
 from .views import getitem_basic, select
 
@@ -194,7 +194,7 @@ def _parse(self: Tensor, key):
             trivial = False
         elif kind == "slice":
             basic.append(v)
-            if v.indices(shape[src]) != (0, shape[src], 1):
+            if v.indices(shape[src]) != (0, shape[src], 1) or v.start not in (None, 0):
                 trivial = False
             src += 1
             out += 1
@@ -258,8 +258,10 @@ def _getitem(self: Tensor, key) -> Tensor:
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
         return select(self, 0, key)
-    if type(key) is slice and not self._data.ndim:
-        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if type(key) is slice:
+        if not self._data.ndim:
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        return getitem_basic(self, (key,), lone_slice=True)
     basic, trivial, adv = _parse(self, key)
     if not adv:
         return getitem_basic(self, basic)
@@ -290,8 +292,12 @@ def _setitem(self: Tensor, key, value) -> None:
             value = _make(np.full((), value, self._data.dtype), Version(), False, None)
         if value._data.ndim == 0:
             v.fill_(value)
+        elif value._data.shape == v._data.shape:
+            v.copy_(value)
         else:
-            value = _strip_leading_ones(value, v._data.ndim)
+            # as PyTorch's copy_to: all leading ones dropped, then expanded (a size-1 value
+            # becomes a number broadcast with zero strides: it partly overlaps its own view)
+            value = _strip_leading_ones(value, 0)
             v.copy_(value.expand(v._data.shape))
         return
     k = _adv_key(v._data.shape, adv)
@@ -305,6 +311,7 @@ def _setitem(self: Tensor, key, value) -> None:
 def _index_put_(self: Tensor, key, values: Tensor, accumulate: bool) -> Tensor:
     _check_put(self, key, values)
     check_inplace(self, (values,))
+    check_overlap(self, (values,), full=True)
     out = _index_put_fwd(self._data, values._data, key, accumulate)
     return commit(INDEX_PUT, self, (self, values), (key, accumulate), out,
                   records((self, values)))
@@ -402,15 +409,21 @@ def _gather_bwd_np(g, shape, dim, idx):
     return z
 
 
-GATHER = Op("gather", lambda x, dim, idx: x[_full_key(idx, dim)],
-            lambda ns, g, need, dim, idx, in_shape: (ns.gather_backward(g, in_shape, dim, idx),),
-            linear=True)
-GATHER.fwd = lambda x, dim, idx, in_shape: x[_full_key(idx, dim)]
+def _gather_jvp(ns, tangents, primals, outs, dim, idx, in_shape):
+    return ns.gather_arr(tangents[0], dim, idx)
+
+
+# inputs (self, index): both saved, as PyTorch saves them, so changing either in place before
+# backward raises its version error; the formulas use the int64 key array ``idx`` (a param)
+GATHER = Op("gather", lambda x, index, dim, idx, in_shape: x[_full_key(idx, dim)],
+            lambda ns, g, need, x, index, dim, idx, in_shape:
+            (ns.gather_backward(g, in_shape, dim, idx), None),
+            _gather_jvp, saves=(0, 1), names=("self", "index"))
 GATHER_BACK = Op("gather_backward", _gather_bwd_np,
                  lambda ns, g, need, shape, dim, idx: (ns.gather_arr(g, dim, idx),), linear=True,
                  node="ScatterAddBackward0")
 ns_fn("gather_arr", lambda x, dim, idx: x[_full_key(idx, dim)],
-      lambda x, dim, idx: apply(GATHER, (x,), (dim, idx, x._data.shape)))
+      lambda x, dim, idx: apply(GATHER, (x, None), (dim, idx, x._data.shape)))
 ns_fn("gather_backward", _gather_bwd_np,
       lambda g, shape, dim, idx: apply(GATHER_BACK, (g,), (tuple(shape), dim, idx)))
 
@@ -433,7 +446,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     _check_bounds(idx, _size(shape, d), d)
     if len(shape) != idx.ndim:
         idx = idx.reshape(shape)
-    return apply(GATHER, (input,), (d, idx.astype(np.int64), shape))
+    return apply(GATHER, (input, index), (d, idx.astype(np.int64), shape))
 
 
 # ---- scatter -----------------------------------------------------------------------------
@@ -461,8 +474,6 @@ def _scatter_zero_np(g, dim, idx):
 
 
 def _scatter_vjp(ns, g, need, dim, idx, reduce, src_shape):
-    if reduce is not None:
-        raise RuntimeError("derivative for aten::scatter is not implemented")
     if need[1] and idx.shape != tuple(src_shape):
         raise RuntimeError(
             "Function ScatterBackward0 returned an invalid gradient at index 1 - got "
@@ -472,8 +483,6 @@ def _scatter_vjp(ns, g, need, dim, idx, reduce, src_shape):
 
 
 def _scatter_value_vjp(ns, g, need, dim, idx, value, reduce):
-    if reduce is not None:
-        raise RuntimeError("derivative for aten::scatter is not implemented")
     return (ns.scatter_zero(g, dim, idx),)
 
 
@@ -484,13 +493,29 @@ def _scatter_value_jvp(ns, tangents, primals, outs, dim, idx, value, reduce):
 SCATTER = Op("scatter", lambda x, src, dim, idx, reduce, src_shape:
              _scatter_fwd(x, src, dim, idx, reduce), _scatter_vjp, linear=True,
              node="ScatterBackward0")
-SCATTER_REDUCE = Op("scatter_reduce", SCATTER.fwd, _scatter_vjp, linear=True,
-                    node="NotImplemented")
 SCATTER_VALUE = Op("scatter_value", lambda x, dim, idx, value, reduce:
                    _scatter_fwd(x, value, dim, idx, reduce), _scatter_value_vjp,
                    _scatter_value_jvp, node="ScatterBackward1")
-SCATTER_VALUE_REDUCE = Op("scatter_value_reduce", SCATTER_VALUE.fwd, _scatter_value_vjp,
-                          _scatter_value_jvp, node="NotImplemented")
+
+
+def _no_derivative(name: str, fwd, aten: str) -> Op:
+    """scatter with ``reduce``: PyTorch has no derivative, either way; a NotImplemented node
+    that raises when reached, naming the aten op (``scatter`` or the in-place ``scatter_``)."""
+    def vjp(ns, g, need, *a):
+        raise RuntimeError(f"derivative for aten::{aten} is not implemented")
+
+    def jvp(ns, tangents, primals, outs, *a):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{aten} that does not support it.")
+    op = Op(name, fwd, vjp, jvp, node="NotImplemented")
+    op.node.name = lambda self: "ember::autograd::NotImplemented"
+    return op
+
+
+SCATTER_REDUCE = _no_derivative("scatter_reduce", SCATTER.fwd, "scatter")
+SCATTER_REDUCE_ = _no_derivative("scatter_reduce_", SCATTER.fwd, "scatter_")
+SCATTER_VALUE_REDUCE = _no_derivative("scatter_value_reduce", SCATTER_VALUE.fwd, "scatter")
+SCATTER_VALUE_REDUCE_ = _no_derivative("scatter_value_reduce_", SCATTER_VALUE.fwd, "scatter_")
 SCATTER_ADD = Op("scatter_add", lambda x, src, dim, idx: _scatter_fwd(x, src, dim, idx, "add"),
                  lambda ns, g, need, dim, idx: (g if need[0] else None,
                                                 ns.gather_arr(g, dim, idx) if need[1] else None),
@@ -543,14 +568,15 @@ def _scatter(self: Tensor, dim, index, src=None, value=None, reduce=None, in_pla
     if isinstance(src, Tensor):
         if src._data.ndim != self._data.ndim:
             src = src.reshape(self._data.shape if not src._data.ndim else src._data.shape)
-        op = SCATTER if reduce is None else SCATTER_REDUCE
         params = (d, idx, reduce, src._data.shape)
         if in_place:
-            return inplace(op, self, (src,), params)
-        return apply(op, (self, src), params)
-    op = SCATTER_VALUE if reduce is None else SCATTER_VALUE_REDUCE
+            return inplace(SCATTER if reduce is None else SCATTER_REDUCE_, self, (src,), params,
+                           overlap=2)
+        return apply(SCATTER if reduce is None else SCATTER_REDUCE, (self, src), params)
     if in_place:
+        op = SCATTER_VALUE if reduce is None else SCATTER_VALUE_REDUCE_
         return inplace(op, self, (), (d, idx, src, reduce))
+    op = SCATTER_VALUE if reduce is None else SCATTER_VALUE_REDUCE
     return apply(op, (self,), (d, idx, src, reduce))
 
 
@@ -573,7 +599,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d, idx = _scatter_checks(self, dim, index, src)
-    return inplace(SCATTER_ADD, self, (src,), (d, idx))
+    return inplace(SCATTER_ADD, self, (src,), (d, idx), overlap=2)
 
 
 # ---- index_select / index_add / index_copy / index_fill ------------------------------------
@@ -707,7 +733,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     d, idx = _index_add_checks(self, dim, index, source)
-    return inplace(INDEX_ADD, self, (source,), (d, idx, alpha))
+    return inplace(INDEX_ADD, self, (source,), (d, idx, alpha), overlap=2)
 
 
 def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor):
@@ -741,7 +767,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
 
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     d, idx = _index_copy_checks(self, dim, index, source)
-    return inplace(INDEX_COPY, self, (source,), (d, idx))
+    return inplace(INDEX_COPY, self, (source,), (d, idx), overlap=2)
 
 
 def _index_fill_checks(self: Tensor, dim: int, index: Tensor, value):
@@ -778,7 +804,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     d, idx = _index_fill_checks(self, dim, index, value)
     if isinstance(value, Tensor):
         value = _value_as(value, self)
-        return inplace(INDEX_FILL_T, self, (value,), (d, idx))
+        return inplace(INDEX_FILL_T, self, (value,), (d, idx), overlap=0)
     return inplace(INDEX_FILL, self, (), (d, idx, value))
 
 
@@ -870,7 +896,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
     value = _mf_value(value, self)
     if isinstance(value, Tensor):
-        return inplace(MASKED_FILL_T, self, (value,), (m,))
+        return inplace(MASKED_FILL_T, self, (value,), (m,), overlap=0)
     return inplace(MASKED_FILL, self, (), (m, value))
 
 
@@ -984,6 +1010,13 @@ def argwhere(input: Tensor) -> Tensor:
 
 
 # ---- method registration -----------------------------------------------------------------
+
+# ops whose index or mask tensors are params here but tensor arguments in PyTorch: a call on an
+# inference tensor outside inference mode still records there (see _registry._skips_autograd)
+for _op in (INDEX, INDEX_PUT, INDEX_SELECT, INDEX_ADD, INDEX_COPY, INDEX_FILL, INDEX_FILL_T,
+            MASKED_FILL, MASKED_FILL_T, MASKED_SELECT, TAKE, SCATTER, SCATTER_VALUE, SCATTER_ADD):
+    _op.index_params = True
+
 
 def _method_scatter(self, dim, index, src=None, value=None, *, reduce=None):
     return _scatter(self, dim, index, src, value, reduce)

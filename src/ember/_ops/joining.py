@@ -213,6 +213,8 @@ ns_fn("sum_axes", _sum_axes_np, _sum_axes_em)
 
 
 def _repeat_vjp(ns, g, need, reps, in_shape):
+    if 0 in reps:   # as PyTorch's repeat_backward: fresh zeros, no graph through them
+        return (ns.zeros_of(g, tuple(in_shape)),)
     pad = (1,) * (len(reps) - len(in_shape)) + tuple(in_shape)
     inter, axes = [], []
     for k, (r, s) in enumerate(zip(reps, pad)):
@@ -236,6 +238,8 @@ def _ints(args) -> tuple:
 
 def repeat(self: Tensor, *sizes) -> Tensor:
     """``Tensor.repeat``: tile the tensor ``sizes`` times along each dim (leading dims added)."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     reps = _ints(sizes)
     shape = self._data.shape
     if len(reps) < len(shape):

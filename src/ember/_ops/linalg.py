@@ -100,6 +100,8 @@ def _missing_rank(g_ndim: int, other: int) -> int:
 
 def _matmul_vjp(ns, g, need, a, b):
     # an operand is saved only when the other's gradient needs it, as in PyTorch
+    if a is None and b is None:   # no input leads anywhere (e.g. an inference-mode view)
+        return None, None
     da = a.ndim if a is not None else _missing_rank(g.ndim, b.ndim)
     db = b.ndim if b is not None else _missing_rank(g.ndim, a.ndim)
     ga = gb = None
@@ -461,8 +463,13 @@ BADDBMM = _mk_add("baddbmm", ("batch1", "batch2"))
 
 
 def _expand_check(x: Tensor, shape) -> None:
-    from .views import expand
-    expand(x.detach(), shape)
+    """Refuse an ``input`` that does not broadcast to ``shape``, with expand's message (expand
+    runs only then, so a valid call records no ``aten::expand``, as in PyTorch)."""
+    s = x._data.shape
+    lead = len(shape) - len(s)
+    if lead < 0 or any(a != 1 and a != b for a, b in zip(s, shape[lead:])):
+        from .views import expand
+        expand(x.detach(), shape)
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
@@ -620,9 +627,25 @@ def _expand_labels(ns, x, sub, sizes):
 
 def _einsum_fwd(*args):
     *ops, subs, out, sizes, _spare = args
+    shapes = [x.shape for x in ops]
     ops = [_expand_labels_np(x, s, sizes) for x, s in zip(ops, subs)]
     r = _np_einsum(",".join(subs) + "->" + out, *ops)
-    return r if type(r) is _BA else np.asarray(r)
+    if type(r) is _BA:
+        return r
+    return _einsum_layout(np.asarray(r), subs, shapes, out)
+
+
+def _einsum_layout(r, subs, shapes, out):
+    """PyTorch's layout for an einsum contracting several operands, approximately: its last
+    pairwise product is a bmm whose result is contiguous over the labels of both sides (a label
+    counts for a side where its size there exceeds 1), then the others, each group in ``out``'s
+    order (PyTorch sometimes orders the left-only labels before the right-only ones)."""
+    if len(subs) < 2 or r.ndim < 2 or not set("".join(subs)) - set(out):
+        return r
+    right = {c for c, n in zip(subs[-1], shapes[-1]) if n > 1}
+    left = {c for s, sh in zip(subs[:-1], shapes[:-1]) for c, n in zip(s, sh) if n > 1}
+    order = sorted(range(len(out)), key=lambda i: out[i] not in left or out[i] not in right)
+    return np.ascontiguousarray(r.transpose(order)).transpose(np.argsort(order))
 
 
 def _expand_labels_np(x, sub, sizes):

@@ -501,10 +501,14 @@ def _pow_vjp(ns, g, need, a, b):
 ns_fn("imag_of", lambda x: np.imag(x), lambda x: x.imag)
 POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0",
          names=("self", "exponent"))
-POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward1",
-            names=("self", "exponent"))
-POW_ST = Op("pow_st", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward2",
-            names=("self", "exponent"))
+# as PyTorch, a tensor exponent's forms save the result too (modifying it in place is caught at
+# backward), though the formula recomputes it
+POW_TT = Op("pow_tt", _pow_fwd, lambda ns, g, need, a, b, r: _pow_vjp(ns, g, need, a, b),
+            saves=(0, 1), save_out=True, elementwise=True, node="PowBackward1",
+            names=("self", "exponent", "result"))
+POW_ST = Op("pow_st", _pow_fwd, lambda ns, g, need, a, b, r: _pow_vjp(ns, g, need, a, b),
+            saves=(0, 1), save_out=True, elementwise=True, node="PowBackward2",
+            names=("self", "exponent", "result"))
 
 
 def _check_int_neg_pow(base, exponent) -> None:
@@ -540,6 +544,21 @@ def float_power(input, exponent) -> Tensor:
                for x in (input, exponent))
     r = pow(up(input), up(exponent))
     return r.to(D.complex128) if cplx and not r.is_complex() else r
+
+
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    """``Tensor.float_power_``: as PyTorch, ``pow_`` with the exponent in double (complex
+    double) precision, on a base that already has that dtype."""
+    cplx = self.is_complex() or (exponent.is_complex() if isinstance(exponent, Tensor)
+                                 else isinstance(exponent, complex))
+    want = D.complex128 if cplx else D.float64
+    if self.dtype is not want:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_type_name(self.dtype)} but the "
+            f"operation's result requires dtype {_type_name(want)}")
+    if isinstance(exponent, Tensor):
+        return _pow_(self, exponent.to(want))
+    return _pow_(self, complex(exponent) if cplx else float(exponent))
 
 
 def square(input: Tensor) -> Tensor:
@@ -613,7 +632,7 @@ method("div_", _div_)
 method("divide_", _div_)
 method("true_divide_", lambda self, other: inplace(DIV, self, (other,), (), True))
 method("pow_", _pow_)
-method("float_power_", lambda self, e: self.copy_(float_power(self, e)))
+method("float_power_", _float_power_)
 method("neg_", _neg_)
 method("negative_", _neg_)
 method("square_", lambda self: _pow_(self, 2))

@@ -18,6 +18,7 @@ from ._dispatch import (
     binary,
     check_broadcast,
     check_inplace,
+    check_overlap,
     commit,
     inplace,
     promoted,
@@ -110,6 +111,7 @@ def nary_(op: Op, self: Tensor, others, params=(), int_to_float: bool = False) -
     """The in-place form of ``nary``: result cast into ``self`` (never to a lower category)."""
     others = tuple(o if o is None or isinstance(o, Tensor) else to_operand(o) for o in others)
     check_inplace(self, others)
+    check_overlap(self, others)
     inputs = (self,) + others
     datas, rt = _promote_all(inputs, int_to_float)
     out = np.asarray(op.fwd(*datas, *params))

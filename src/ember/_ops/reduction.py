@@ -141,7 +141,9 @@ def _reduce_jvp(op: Op, vjp=None):
         f = (vjp or op.vjp)(ns, _ones_em(outs[0]), (True,), *saved, dims, keepdim, *rest)[0]
         if f is None:
             return ns.zeros_of(outs[0], outs[0].shape)
-        return ns.sum_dims(f * tangents[0], dims, keepdim)
+        # the VJP's factor is conj(d out / d x) (PyTorch's convention for complex inputs); a
+        # real output (var, std) then keeps the real part, Re(conj(F) * t)
+        return ns.sum_dims(ns.conj(f) * tangents[0], dims, keepdim)
     op.jvp = jvp
     return op
 
@@ -301,8 +303,17 @@ def _prod_vjp(ns, g, need, x, dims, keepdim, npd):
     return (ge * ns.conj(p1 / x1 * zf),)
 
 
-PROD = _reduce_jvp(Op("prod", _prod_fwd, _prod_vjp, saves=(0,)))
-PROD_DIM = _reduce_jvp(Op("prod_dim", _prod_fwd, _prod_vjp, saves=(0,), node="ProdBackward1"))
+def _result_unread(vjp):
+    """``vjp`` for an op that saves its result as PyTorch does (an in-place change of it is then
+    caught at backward) though this formula does not read it."""
+    def f(ns, g, need, x, r, *params):
+        return vjp(ns, g, need, x, *params)
+    return f
+
+
+PROD = _reduce_jvp(Op("prod", _prod_fwd, _result_unread(_prod_vjp), saves=(0,), save_out=True))
+PROD_DIM = _reduce_jvp(Op("prod_dim", _prod_fwd, _result_unread(_prod_vjp), saves=(0,),
+                          save_out=True, node="ProdBackward1"))
 ns_fn("prod_dims", lambda x, dims, keepdim: np.prod(x, axis=dims, keepdims=keepdim),
       lambda x, dims, keepdim: apply(PROD_DIM, (x,), (dims, keepdim, x._data.dtype)))
 
@@ -424,6 +435,7 @@ MAX_DIM = Op("max_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out
              node="MaxBackward0")
 MIN_DIM = Op("min_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out=(0,),
              node="MinBackward0")
+MAX_DIM.node.params_saved = MIN_DIM.node.params_saved = True   # the indices, saved by PyTorch
 
 
 def _minmax(name, input, dim, keepdim, other, all_op, dim_op, argf, binary_name):
@@ -550,7 +562,7 @@ def _pair_jvp(is_std):
         one = _ones_em(outs[0])
         f = _var_part(ns, _std_grad(ns, one, outs[0]) if is_std else one, x, dims, keepdim,
                       correction)
-        return (ns.sum_dims(f * t, dims, keepdim),
+        return (ns.sum_dims(ns.conj(f) * t, dims, keepdim),
                 ns.sum_dims(t, dims, keepdim) / _n_reduced(x.shape, dims))
     return jvp
 
@@ -814,7 +826,8 @@ def _cumprod_jvp(ns, tangents, primals, outs, dim, npd):
     return ns.where(before, a, tz * c1)
 
 
-CUMPROD = Op("cumprod", _cumprod_fwd, _cumprod_vjp, _cumprod_jvp, saves=(0,))
+CUMPROD = Op("cumprod", _cumprod_fwd, _result_unread(_cumprod_vjp), _cumprod_jvp, saves=(0,),
+             save_out=True)
 ns_fn("cumprod_dim", lambda x, dim: np.cumprod(x, axis=dim),
       lambda x, dim: apply(CUMPROD, (x,), (dim, x._data.dtype)))
 

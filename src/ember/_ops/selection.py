@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _make, _wrap_dim
+from ..autograd.grad_mode import STATE
 from . import linalg as _linalg  # noqa: F401  (registers ns.squeeze / ns.unsqueeze)
 from ._dispatch import _type_name
 from ._registry import Op, apply, method, wrap_outputs
@@ -52,7 +53,10 @@ for _n in ("sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", 
 
 
 def _plain(a) -> Tensor:
-    return _make(np.asarray(a), Version(), False, None)
+    t = _make(np.asarray(a), Version(), False, None)
+    if STATE.inference:
+        t._extra().inference = True
+    return t
 
 
 def _is_float(x: np.ndarray) -> bool:
@@ -75,7 +79,9 @@ def _sel_jvp(ns, tangents, primals, outs, dim, idx, in_shape):
 
 
 def _sel_op(name, node=None) -> Op:
-    return Op(name, _sel_fwd, _sel_vjp, _sel_jvp, n_out=2, diff_out=(0,), node=node)
+    op = Op(name, _sel_fwd, _sel_vjp, _sel_jvp, n_out=2, diff_out=(0,), node=node)
+    op.node.params_saved = True   # the indices, which PyTorch saves (and frees) as a tensor
+    return op
 
 
 SORT = _sel_op("sort", "SortBackward0")
@@ -83,6 +89,10 @@ SORT_STABLE = _sel_op("sort_stable", "SortBackward1")
 TOPK = _sel_op("topk")
 CUMMAX = _sel_op("cummax")
 CUMMIN = _sel_op("cummin")
+for _op in (CUMMAX, CUMMIN):
+    # PyTorch's cummax/cummin save self too (so changing it in place fails their backward)
+    _op.saves = (0,)
+    _op.vjp = lambda ns, g, need, x, *p: _sel_vjp(ns, g, need, *p)
 
 
 def _red_fwd(x, dim, keepdim, idx, in_shape):
@@ -108,7 +118,9 @@ def _red_jvp(ns, tangents, primals, outs, dim, keepdim, idx, in_shape):
 
 
 def _red_op(name, node=None) -> Op:
-    return Op(name, _red_fwd, _red_vjp, _red_jvp, n_out=2, diff_out=(0,), node=node)
+    op = Op(name, _red_fwd, _red_vjp, _red_jvp, n_out=2, diff_out=(0,), node=node)
+    op.node.params_saved = True   # the indices, which PyTorch saves (and frees) as a tensor
+    return op
 
 
 KTHVALUE = _red_op("kthvalue")
@@ -186,11 +198,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if x.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     idx = _sort_idx(x, d, bool(largest))
-    if x.ndim:
+    if x.ndim:   # a 0-dim input gives itself for k 0 or 1, as PyTorch's kernel does
         idx = np.ascontiguousarray(np.take(idx, np.arange(k), axis=d))
-    elif k == 0:
-        return _run(TOPK, input.reshape(1), (0, np.zeros((0,), np.int64), (1,)),
-                    return_types.topk)
     return _run(TOPK, input, (d, idx, x.shape), return_types.topk)
 
 

@@ -157,10 +157,11 @@ ERF, erf = _unary("erf", _sp(_sc.erf),
 ERFC, erfc = _unary("erfc", _sp(_sc.erfc),
                     lambda ns, g, need, x: (-2.0 / _SQRT_PI * ns.exp(-(x * x)) * g,),
                     check=_real_only("erfc_vml_cpu"))
-# PyTorch differentiates through self.erfinv(), i.e. the result: save it instead
+# as PyTorch: self is saved and the formula recomputes self.erfinv()
 ERFINV, erfinv = _unary("erfinv", _sp(_sc.erfinv),
-                        lambda ns, g, need, r: (0.5 * _SQRT_PI * ns.exp(r * r) * g,),
-                        save_out=True, check=_real_only("erfinv_vml_cpu"))
+                        lambda ns, g, need, x: (0.5 * _SQRT_PI * ns.exp(ns.erfinv(x) ** 2) * g,),
+                        check=_real_only("erfinv_vml_cpu"))
+ns_fn("erfinv", _sp(_sc.erfinv), erfinv)
 
 
 # ---- inverse hyperbolic functions, exp2, sinc, angle conversions --------------------------------
@@ -572,13 +573,18 @@ def _heaviside_np(x, v):
     return np.where(x == 0, v, x > 0).astype(np.result_type(x, v), copy=False)
 
 
-def _heaviside_jvp(ns, tangents, primals, outs):
-    raise NotImplementedError(
-        "Trying to use forward AD with aten::heaviside that does not support it.")
+def _heaviside_jvp(aten: str):
+    def jvp(ns, tangents, primals, outs):
+        raise NotImplementedError(
+            f"Trying to use forward AD with aten::{aten} that does not support it.")
+    return jvp
 
 
-HEAVISIDE = Op("heaviside", _heaviside_np, _not_implemented("heaviside"), _heaviside_jvp,
-               node=_NOT_IMPL)
+# no derivative in PyTorch; the in-place op's node names aten::heaviside_ when reached
+HEAVISIDE = Op("heaviside", _heaviside_np, _not_implemented("heaviside"),
+               _heaviside_jvp("heaviside"), node=_NOT_IMPL)
+HEAVISIDE_ = Op("heaviside_", _heaviside_np, _not_implemented("heaviside_"),
+                _heaviside_jvp("heaviside_"), node=_NOT_IMPL)
 
 
 def _heaviside_check(input, values, pos, name="heaviside"):
@@ -598,7 +604,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
 
 def _heaviside_(self: Tensor, values: Tensor) -> Tensor:
     _heaviside_check(self, values, 1, "heaviside_")
-    return inplace(HEAVISIDE, self, (values,))
+    return inplace(HEAVISIDE_, self, (values,))
 
 
 def _xlogy_np(x, y):

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _is_contiguous, _wrap_dim
 from ..autograd.graph import Node
 from ._dispatch import apply
 from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
@@ -125,10 +125,31 @@ def view(self: Tensor, *shape) -> Tensor:
     return apply(VIEW, (self,), (self._data.shape, shape))
 
 
+RESHAPE_ALIAS = Op("reshape_alias", VIEW.fwd, VIEW.vjp, linear=True, is_view=True,
+                   node="ReshapeAliasBackward0")
+
+
+def _reshape_strided(self: Tensor, shape) -> Tensor:
+    """``reshape`` of a non-contiguous tensor, as PyTorch's: a ``_reshape_alias`` view when the
+    strides allow one, else a contiguous clone (CloneBackward0) reshaped (UnsafeViewBackward0)."""
+    d = self._data
+    v = d.view()
+    try:
+        v.shape = shape
+    except AttributeError:
+        from .copy import CONTIG
+        return apply(RESHAPE_COPY, (apply(CONTIG, (self,), (False,)),), (d.shape, shape))
+    return apply(RESHAPE_ALIAS, (self,), (d.shape, shape))
+
+
 def reshape(self: Tensor, *shape) -> Tensor:
     """A view when the strides allow, else a copy (``torch.reshape``)."""
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     shape = _infer_shape(_shape_arg(shape), self._data.size)
     d = self._data
+    if type(d) is np.ndarray and not d.flags.c_contiguous and not _is_contiguous(d):
+        return _reshape_strided(self, shape)
     v = d.view()
     try:
         v.shape = shape
@@ -241,6 +262,8 @@ def t(input: Tensor) -> Tensor:
 
 def permute(input: Tensor, *dims) -> Tensor:
     """``torch.permute``."""
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     n = input._data.ndim
     if len(dims) != n:
@@ -291,12 +314,26 @@ def _mT(self: Tensor) -> Tensor:
 
 # ---- expand --------------------------------------------------------------------------------
 
-EXPAND = Op("expand", lambda x, shape: np.broadcast_to(x, shape),
+def _expand_np(x, shape):
+    """NumPy's broadcast, read-only (in-place writes through it raise PyTorch's overlap error)
+    only when it repeats elements: an expand adding size-1 dims is a plain writable view."""
+    v = np.broadcast_to(x, shape)
+    if v.size == x.size and v.size and type(x) is np.ndarray:
+        if x.ndim == 0:   # PyTorch's strides from a number are all zero
+            return np.lib.stride_tricks.as_strided(x, shape, v.strides,
+                                                   writeable=x.flags.writeable)
+        return x.reshape(shape)
+    return v
+
+
+EXPAND = Op("expand", _expand_np,
             lambda ns, g, need, shape: (g,), linear=True, is_view=True)
 
 
 def expand(self: Tensor, *sizes) -> Tensor:
     """``Tensor.expand``: broadcast size-1 dims without copying (``-1`` keeps a dim)."""
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
     shape = self._data.shape
     if len(sizes) < len(shape):
@@ -417,9 +454,10 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return slice_dim(input, d, start, start + length)
 
 
-def getitem_basic(self: Tensor, key: tuple) -> Tensor:
+def getitem_basic(self: Tensor, key: tuple, lone_slice: bool = False) -> Tensor:
     """Basic indexing (ints, slices, None, Ellipsis) as a chain of select/slice/unsqueeze views,
-    like PyTorch's."""
+    like PyTorch's: a slice taking a whole dim is skipped (an index doing nothing makes an
+    alias), except for a lone slice key (``lone_slice``, ``x[:]``), always a SliceBackward0."""
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -440,7 +478,9 @@ def getitem_basic(self: Tensor, key: tuple) -> Tensor:
             start, stop, step = k.indices(size)
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
-            if (start, stop, step) != (0, size, 1):
+            # (PyTorch skips a slice written to start at 0 with step 1 that reaches the end;
+            # ``-n:`` taking everything still records)
+            if lone_slice or (start, stop, step) != (0, size, 1) or k.start not in (None, 0):
                 out = slice_dim(out, dim, start, stop, step)
             dim += 1
         else:
@@ -613,7 +653,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         if s <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
-        bounds = [(a, min(a + s, size)) for a in range(0, size, s)] if s else [(0, 0)]
+        # as PyTorch: at least one chunk, so an empty dim gives one empty piece
+        bounds = [(a, min(a + s, size)) for a in range(0, size, s)] if size else [(0, 0)]
         return _split(tensor, d, bounds, "split")
     sizes = list(split_size_or_sections)
     if sum(sizes) != size:
@@ -701,24 +742,21 @@ def _unbind_jvp(ns, tangents, primals, outs, dim, n, in_shape):
 
 # ---- complex views -----------------------------------------------------------------------
 
-REAL = Op("real", lambda x: x.real, lambda ns, g, need: (g,), linear=True, is_view=True)
-IMAG = Op("imag", lambda x: x.imag, lambda ns, g, need: (ns.imag_grad(g),), linear=True,
-          is_view=True)
-ns_fn("imag_grad", lambda g: g * 1j, lambda g: g * 1j)
-
-
 def real(input: Tensor) -> Tensor:
-    """``torch.real``: a view of the real parts (the tensor itself for real dtypes)."""
+    """``torch.real``: a view of the real parts (the tensor itself for real dtypes). As in
+    PyTorch, it is ``select(view_as_real(input), -1, 0)`` (SelectBackward0 over
+    ViewAsRealBackward0)."""
     if not input.is_complex():
         return input
-    return apply(REAL, (input,))
+    return select(view_as_real(input), -1, 0)
 
 
 def imag(input: Tensor) -> Tensor:
-    """``torch.imag``: a view of the imaginary parts; complex tensors only."""
+    """``torch.imag``: a view of the imaginary parts, ``select(view_as_real(input), -1, 1)``;
+    complex tensors only."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return apply(IMAG, (input,))
+    return select(view_as_real(input), -1, 1)
 
 
 def _complex_of_pairs(x):
@@ -746,6 +784,12 @@ def view_as_real(input: Tensor) -> Tensor:
 def view_as_complex(input: Tensor) -> Tensor:
     """``torch.view_as_complex``: (..., 2) real pairs read as complex numbers (a view)."""
     d = input._data
+    if d.dtype.kind != "f" or d.dtype.itemsize < 4 and d.dtype != np.float16:
+        from ._dispatch import _type_name
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {_type_name(input.dtype)}")
+    if d.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
     if d.shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
     return apply(VIEW_AS_COMPLEX, (input,))
@@ -937,15 +981,26 @@ Tensor.mT = property(_mT)
 def _H(self: Tensor) -> Tensor:
     n = self._data.ndim
     if n == 0:
-        return self
+        return self.conj()   # as PyTorch (deprecated there): a number's adjoint is its conjugate
     if n != 2:
+        extra = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
         raise RuntimeError(
-            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.")
+            f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.{extra}")
     return transpose(self, 0, 1).conj()
 
 
+def _mH(self: Tensor) -> Tensor:
+    n = self._data.ndim
+    if n == 0:
+        return self.conj()
+    if n < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. Got "
+                           f"{n}-D tensor.")
+    return transpose(self, -2, -1).conj()
+
+
 Tensor.H = property(_H)
-Tensor.mH = property(lambda self: self if self._data.ndim == 0 else _mT(self).conj())
+Tensor.mH = property(_mH)
 Tensor.real = property(real)
 Tensor.imag = property(imag)
 ns_fn("zeros_of", lambda g, shape: np.zeros(shape, g.dtype),

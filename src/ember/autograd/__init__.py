@@ -59,6 +59,21 @@ def _root_edge(t: Tensor, i: int):
         f"element {i} of tensors does not require grad and does not have a grad_fn")
 
 
+def _input_edge(t: Tensor) -> tuple:
+    """(node, output_nr, tensor) for a tensor gradients are asked for. A view made in no_grad
+    mode of a tensor that requires grad requires grad too but has neither history nor a grad
+    accumulator: as in PyTorch, no gradient ever reaches it (None, or "not used")."""
+    if not t.requires_grad:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._onr, t)
+    if t._rg:
+        from .._ops._registry import acc_node
+        return (acc_node(t), 0, t)
+    return (None, 0, t)
+
+
 def _root_grads(outputs, grad_outputs, create_graph: bool, is_grad: bool) -> list:
     from .._size import Size
     grads = []
@@ -120,9 +135,7 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None,
     if inputs is not None:
         in_edges = []
         for t in inputs:
-            if not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            in_edges.append(_root_edge(t, 0) + (t,))
+            in_edges.append(_input_edge(t))
     run_backward(roots, grads, retain_graph, create_graph, in_edges, accumulate=True)
 
 
@@ -161,9 +174,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
         if not isinstance(t, Tensor):
             raise TypeError(f"grad(): argument 'inputs' must be tuple of Tensors, not "
                             f"{type(t).__name__}")
-        if not t._rg:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        in_edges.append(_root_edge(t, 0) + (t,))
+        in_edges.append(_input_edge(t))
     roots = [_root_edge(t, i) for i, t in enumerate(outs)]
     if is_grads_batched:
         res = _batched_grad(roots, grads, n_batch, ins, in_edges, retain_graph, create_graph)

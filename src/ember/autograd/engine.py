@@ -17,9 +17,10 @@ import numpy as np
 from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make
 from .grad_mode import STATE
-from .graph import FREED, GRAD_LOCK, AccumulateGrad, version_error
+from .graph import FREED, GRAD_LOCK, AccumulateGrad, saved_version_error
 
 _NEED1 = (True,)
+_NEVER = 1 << 62   # the dependency count of a node the pass will not run: it never gets ready
 NS: list = [None, None]  # (NP, EM), filled in by _ops._registry (which imports this package)
 
 
@@ -35,7 +36,9 @@ def _free(node) -> None:
     """Drop what ``node`` saved once it ran. A node that saved no tensor keeps working, so a
     second backward through it is fine, as in PyTorch."""
     saved = node._saved
-    if saved:
+    if node.params_saved:
+        node._saved = None
+    elif saved:
         for e in saved:
             if type(e) is tuple or hasattr(e, "unpack"):
                 node._saved = None
@@ -61,6 +64,10 @@ def _raw(g):
     return g._data if isinstance(g, Tensor) else g
 
 
+DETACHED = ("Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+            "This is not supported, please use out-of-place `.detach()` instead")
+
+
 def unpack_saved(node, graph: bool) -> list:
     """The node's saved values: arrays on the fast path, tensors (with their graph) otherwise."""
     saved = node._saved
@@ -78,14 +85,15 @@ def unpack_saved(node, graph: bool) -> list:
             out.append(packed[i] if i in packed else e)
         elif len(e) == 2:
             t, ver = e
+            if t._x is not None and t._x.detached > node._seq and t._fn is None:
+                raise RuntimeError(DETACHED)
             if t._vc.v != ver:
-                raise version_error(t, ver, t.grad_fn)
+                raise saved_version_error(node)
             out.append(t if graph else t._data)
         else:
             data, vc, ver, k = e[:4]
             if vc.v != ver:
-                t = _make(data, vc, True, node, k)
-                raise version_error(t, ver, node)
+                raise saved_version_error(node)
             if graph:
                 t = _make(data, vc, True, node, k)
                 if len(e) == 5 and STATE.fw_level >= 0:
@@ -191,11 +199,16 @@ def _dense(d: np.ndarray) -> bool:
     return True
 
 
-def _run_tensor_hooks(node, grads: list, graph: bool) -> list:
+def _run_tensor_hooks(node, grads: list, graph: bool, pre: bool = True) -> list:
+    """The hooks that run before ``node``, in PyTorch's order: tensor hooks of its outputs
+    (also on an output without gradient, which they see as None), ``retain_grad``, then (with
+    ``pre``) the node's pre-hooks."""
     h = node._h
     for nr, hooks in h.tensor_pre.items():
         for fn in list(hooks.values()):
             if grads[nr] is None:
+                if fn(None) is not None:
+                    raise RuntimeError("can't replace a None gradient with a non-None value")
                 continue
             g = _as_tensor(grads[nr])
             r = fn(g)
@@ -205,14 +218,52 @@ def _run_tensor_hooks(node, grads: list, graph: bool) -> list:
     for nr, fn in list(h.retains.items()):
         if grads[nr] is not None:
             fn(_as_tensor(grads[nr]).detach() if not graph else grads[nr])
-    for fn in list(h.pre.values()):
-        r = fn(tuple(_as_tensor(g) if g is not None else None for g in grads))
-        if r is not None:
-            grads = [None if x is None else (x if graph else _raw(x)) for x in r]
+    if pre and h.pre:
+        grads = _run_pre_hooks(node, grads, graph)
     return grads
 
 
+def _run_pre_hooks(node, grads: list, graph: bool) -> list:
+    """The node's pre-hooks: they see (and may replace) the gradients of its differentiable
+    outputs."""
+    outs = _diff_outputs(node)
+    for fn in list(node._h.pre.values()):
+        sel = grads if outs is None else [grads[k] for k in outs]
+        r = fn(tuple(_as_tensor(g) if g is not None else None for g in sel))
+        if r is not None:
+            r = [None if x is None else (x if graph else _raw(x)) for x in r]
+            if outs is None:
+                grads = r
+            else:
+                grads = list(grads)
+                for k, x in zip(outs, r):
+                    grads[k] = x
+    return grads
+
+
+def _tensor_hooks_only(node, grads: list, graph: bool, batched: bool) -> list:
+    """Tensor hooks and ``retain_grad`` of a node that does not run (PyTorch calls them on an
+    input of ``grad()`` whose gradient it captures)."""
+    if batched:
+        from .._batched import _per_example_list
+        return _per_example_list(lambda gs: _run_tensor_hooks(node, gs, False, False), grads)
+    return _run_tensor_hooks(node, grads, graph, False)
+
+
+def _diff_outputs(node):
+    """The outputs of a built-in node that are differentiable, where some are not (sort's
+    indices): PyTorch's node has inputs only for those, so its hooks see only their gradients.
+    None where every output is."""
+    op = node.op
+    if op is None or len(op.diff_out) == node.n_out:
+        return None
+    return op.diff_out
+
+
 def _run_post_hooks(node, grads_in, grads_out, graph: bool):
+    outs = _diff_outputs(node)
+    if outs is not None:
+        grads_out = [grads_out[k] for k in outs]
     for fn in list(node._h.post.values()):
         r = fn(tuple(None if x is None else _as_tensor(x) for x in grads_in),
                tuple(None if x is None else _as_tensor(x) for x in grads_out))
@@ -228,6 +279,10 @@ def _run_leaf_hooks(node: AccumulateGrad, grads: list, graph: bool) -> None:
     if x is not None and x.hooks:
         g = grads[0]
         for fn in list(x.hooks.values()):
+            if g is None:
+                if fn(None) is not None:
+                    raise RuntimeError("can't replace a None gradient with a non-None value")
+                continue
             gt = _as_tensor(g)
             r = fn(gt)
             if r is not None:
@@ -242,10 +297,12 @@ def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
         return   # requires_grad_(False) after the forward: nothing is accumulated
     x = t._x
     g = grads[0]
-    grads[0] = None
-    # references now: `g` here and getrefcount's argument; anything more is another holder
-    steal = not graph and x is None and sys.getrefcount(g) <= 2
-    accumulate_into(t, g, graph, steal)
+    if g is not None:
+        grads[0] = None
+        # references now: `g` here and getrefcount's argument; anything more is another holder
+        steal = not graph and x is None and sys.getrefcount(g) <= 2
+        accumulate_into(t, g, graph, steal)
+    # (with no gradient too: PyTorch calls these hooks whenever the accumulator runs)
     if x is not None and x.post_acc:
         for fn in list(x.post_acc.values()):
             fn(t)
@@ -308,21 +365,38 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
         ns0, call, t_hooks, l_hooks, p_hooks = (NS[0], call_node, _run_tensor_hooks,
                                                 _run_leaf_hooks, _run_post_hooks)
     deps, parents = _graph_nodes([r[0] for r in roots], inputs is not None)
-    targets = needed = captured = None
+    targets = needed = captured = execs = None
     if inputs is not None:
         targets = {}
         for i, (n, nr, _) in enumerate(inputs):
             targets.setdefault(n, []).append((nr, i))
         needed = _leads_to(targets, parents)
         captured = [None] * len(inputs)
+        # what the pass runs, as PyTorch's exec_info: the nodes leading to an input, and the
+        # inputs (an input of grad() that leads to no other only has its gradient captured).
+        # Nothing else is ever queued, and no gradient is computed for it.
+        execs = needed.union(targets)
+        for m in deps:
+            if m not in execs:
+                deps[m] = _NEVER
     buffers = {}
     for (n, nr), g in zip(roots, grads):
         buf = buffers.get(n)
         if buf is None:
             buf = buffers[n] = [None] * n.n_out
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    heap = [(-n._seq, id(n), n) for n in buffers if deps.get(n, 0) == 0]
-    heapq.heapify(heap)
+    # the ready queue holds (-sequence_nr, node), pushed in PyTorch's order: heapq sifts as its
+    # binary heap does, so equal priorities (accumulators) come out in the same order
+    if len(roots) == 1:
+        heap = [(-roots[0][0]._seq, roots[0][0])]   # a lone root is run first, whatever it is
+    else:
+        # PyTorch's GraphRoot hands the roots on in order, each at its last edge, and only those
+        # no other root leads to and that the pass runs
+        heap = []
+        last = {n: i for i, (n, _) in enumerate(roots)}
+        for i, (n, _) in enumerate(roots):
+            if last[n] == i and deps.get(n, 0) == 0 and (execs is None or n in execs):
+                heapq.heappush(heap, (-n._seq, n))
     st = STATE
     anomaly = st.anomaly and not batched   # (a batched pass skips the anomaly checks)
     prev_grad = st.grad
@@ -336,52 +410,76 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
         pending = pending_grads = None
         while True:
             if pending is not None:
-                if heap and heap[0][0] < -pending._seq:
+                # skipping the push and pop of the pending node leaves the heap as PyTorch's
+                # only when it outranks every queued node (a tie goes to the queued one)
+                if heap and heap[0][0] <= -pending._seq:
                     buffers[pending] = pending_grads
-                    heappush(heap, (-pending._seq, id(pending), pending))
-                    node = heappop(heap)[2]
+                    heappush(heap, (-pending._seq, pending))
+                    node = heappop(heap)[1]
                     grads = buffers.pop(node, None)
                 else:
                     node, grads = pending, pending_grads
                 pending = None
             elif heap:
-                node = heappop(heap)[2]
+                node = heappop(heap)[1]
                 grads = buffers.pop(node, None)
             else:
                 break
             is_leaf = type(node) is AccumulateGrad
-            if targets is not None and node not in needed and node not in targets:
-                # pruned: leads to none of the requested inputs, so no hook of it runs
-                _propagate(node, (None,) * len(node._next), graph, deps, buffers, heap)
-                continue
-            if grads is None:
-                grads = [None] * node.n_out
-            else:
-                if node._h is not None:
-                    grads = t_hooks(node, grads, graph)
-                if is_leaf and grads[0] is not None:
-                    l_hooks(node, grads, graph)
+            hooked = False
             if targets is not None:
                 tg = targets.get(node)
-                if tg is not None:
-                    for nr, i in tg:
-                        if not accumulate:
+                if not (node in needed or (accumulate and tg is not None)):
+                    # an input of grad() leading to no other one (or a lone root leading to
+                    # none): as in PyTorch only its tensor hooks run, then it is captured
+                    if grads is None:
+                        grads = [None] * node.n_out
+                    if is_leaf:
+                        l_hooks(node, grads, graph)
+                    if node._h is not None:
+                        grads = _tensor_hooks_only(node, grads, graph, batched)
+                    if tg is not None:
+                        for nr, i in tg:
                             captured[i] = grads[nr]
-                        elif not is_leaf and grads[nr] is not None \
-                                and not inputs[i][2].retains_grad:  # its hook accumulates
-                            accumulate_into(inputs[i][2], grads[nr], graph)
-                if not (node in needed or (is_leaf and accumulate and tg is not None)):
-                    _propagate(node, (None,) * len(node._next), graph, deps, buffers, heap)
                     continue
+                if tg is not None:
+                    if grads is None:
+                        grads = [None] * node.n_out
+                    if not accumulate:
+                        for nr, i in tg:   # captured as it arrives, before any hook
+                            captured[i] = grads[nr]
+                    elif not is_leaf:
+                        # backward(inputs=[intermediate]) retains its grad, after its tensor
+                        # hooks and before the node's pre-hooks, as PyTorch's retain_grad
+                        hooked = True
+                        h = node._h
+                        if h is not None:
+                            grads = _run_tensor_hooks(node, grads, graph, False)
+                        for nr, i in tg:
+                            if grads[nr] is not None and not inputs[i][2].retains_grad:
+                                accumulate_into(inputs[i][2], grads[nr], graph)
+                        if h is not None and h.pre:
+                            grads = _run_pre_hooks(node, grads, graph)
             if is_leaf:
-                if grads[0] is not None:
-                    h = node._h
-                    post = h is not None and h.post
-                    g_in = (grads[0],) if post else None
-                    _leaf_accumulate(node, grads, graph)
-                    if post:
-                        p_hooks(node, (), g_in, graph)
+                if grads is None:
+                    grads = [None]
+                # the leaf's own hooks first: PyTorch keeps them as the accumulator's tensor
+                # pre-hooks, which run before its node pre-hooks
+                l_hooks(node, grads, graph)
+                h = node._h
+                if h is not None:
+                    grads = t_hooks(node, grads, graph)
+                post = h is not None and h.post
+                g_in = (grads[0],) if post else None
+                _leaf_accumulate(node, grads, graph)
+                if post:
+                    p_hooks(node, (), g_in, graph)
                 continue
+            if not hooked and node._h is not None:
+                # (also with no gradient at all: PyTorch runs the node and its hooks see None)
+                grads = t_hooks(node, [None] * node.n_out if grads is None else grads, graph)
+            elif grads is None:
+                grads = [None] * node.n_out
             op = node.op
             if not graph and op is not None and node._h is None and node.n_out == 1 \
                     and not anomaly:
@@ -401,13 +499,15 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             held = True
                             if len(e) == 2:
                                 t = e[0]
+                                x = t._x
+                                if x is not None and x.detached > node._seq and t._fn is None:
+                                    raise RuntimeError(DETACHED)
                                 if t._vc.v != e[1]:
-                                    raise version_error(t, e[1], t.grad_fn)
+                                    raise saved_version_error(node)
                                 vals.append(t._data)
                             else:
                                 if e[1].v != e[2]:
-                                    raise version_error(_make(e[0], e[1], True, node, e[3]),
-                                                        e[2], node)
+                                    raise saved_version_error(node)
                                 vals.append(e[0])
                         elif hasattr(e, "unpack"):
                             vals = unpack_saved(node, False)
@@ -415,21 +515,38 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             break
                         else:
                             vals.append(e)
+                    # (with `execs`: no gradient is asked for an input the pass does not run,
+                    # and the node that would receive it never gets ready)
                     n_in = len(nxt)
                     if n_in == 1:
                         need = _NEED1
+                        if execs is not None and nxt[0][0] not in execs:
+                            need = None
                     elif n_in == 2:
-                        need = (nxt[0][0] is not None, nxt[1][0] is not None)
+                        m0, m1 = nxt[0][0], nxt[1][0]
+                        if execs is None:
+                            need = (m0 is not None, m1 is not None)
+                        else:
+                            need = (m0 is not None and m0 in execs,
+                                    m1 is not None and m1 in execs)
+                            if not (need[0] or need[1]):
+                                need = None
                     else:
-                        need = tuple([e[0] is not None for e in nxt])
-                    try:
-                        out = op.vjp(ns0, g, need, *vals, *node._params)
-                    except Exception:
-                        if not batched:
-                            raise
-                        # batched: a formula that reads plain values runs once per example
-                        from .._batched import vjp_per_example
-                        out = vjp_per_example(op, g, need, vals, node._params)
+                        need = tuple([e[0] is not None and (execs is None or e[0] in execs)
+                                      for e in nxt])
+                        if execs is not None and not any(need):
+                            need = None
+                    if need is None:
+                        out = (None,) * n_in
+                    else:
+                        try:
+                            out = op.vjp(ns0, g, need, *vals, *node._params)
+                        except Exception:
+                            if not batched:
+                                raise
+                            # batched: a formula that reads plain values runs once per example
+                            from .._batched import vjp_per_example
+                            out = vjp_per_example(op, g, need, vals, node._params)
                     if held and not keep_graph:
                         node._saved = None
                 if len(out) != len(nxt):
@@ -447,7 +564,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         deps[m] = d
                         buf = buffers.get(m)
                         if buf is None:
-                            if d == 0 and pending is None and m.n_out == 1:
+                            if d == 0 and m.n_out == 1:
+                                if pending is not None:   # queued before m, as in PyTorch
+                                    buffers[pending] = pending_grads
+                                    heappush(heap, (-pending._seq, pending))
                                 pending, pending_grads = m, [g]   # the chain's hand-off
                                 continue
                             buf = buffers[m] = [None] * m.n_out
@@ -457,23 +577,28 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         d = deps[m] - 1
                         deps[m] = d
                     if d == 0:
-                        if pending is None:
-                            pending, pending_grads = m, buffers.pop(m, None)
-                        else:
-                            heappush(heap, (-m._seq, id(m), m))
+                        if pending is not None:   # queued before m, as in PyTorch
+                            buffers[pending] = pending_grads
+                            heappush(heap, (-pending._seq, pending))
+                        pending, pending_grads = m, buffers.pop(m, None)
                 continue
+            nxt = node._next
             if all(g is None for g in grads):
-                out = (None,) * len(node._next)
+                out = (None,) * len(nxt)
             else:
                 if anomaly:
                     from .anomaly_mode import run_checked
                     out = run_checked(node, grads, graph)
                 else:
                     out = call(node, grads, graph)
-                if node._h is not None and node._h.post:
-                    out = p_hooks(node, out, grads, graph)
-                if not keep_graph:
-                    _free(node)
+                if execs is not None and op is not None and len(out) == len(nxt):
+                    # a built-in node computes nothing for an input the pass does not run
+                    out = tuple(None if e[0] is None or e[0] not in execs else g
+                                for e, g in zip(nxt, out))
+            if node._h is not None and node._h.post:
+                out = p_hooks(node, out, grads, graph)
+            if not keep_graph:
+                _free(node)
             _propagate(node, out, graph, deps, buffers, heap)
         for cb in callbacks:
             cb()
@@ -551,4 +676,4 @@ def _propagate(node, out, graph, deps, buffers, heap):
         d = deps[m] - 1
         deps[m] = d
         if d == 0:
-            heapq.heappush(heap, (-m._seq, id(m), m))
+            heapq.heappush(heap, (-m._seq, m))

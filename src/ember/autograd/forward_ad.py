@@ -62,12 +62,14 @@ def _remember(t) -> None:
 # and an in-place op writes its tangent into that memory: base, views and siblings stay in step.
 
 def fw_of(t):
-    """``t``'s tangent (None without one); a view's is derived from its owner's on first use."""
+    """``t``'s tangent (None without one); a view's is derived from its owner's on first use.
+    Inference mode hides every tangent, as in PyTorch (its forward-AD kernels do not run there):
+    ops see no tangent, in-place ops leave tangents alone, ``unpack_dual`` gives None."""
     fw = t._fw
     if fw is not None or t._base is None:
-        return fw
+        return None if fw is not None and STATE.inference else fw
     o = t._fwb
-    if o is None or o._fw is None or STATE.fw_level < 0:
+    if o is None or o._fw is None or STATE.fw_level < 0 or STATE.inference:
         return None
     data = _tangent_view(o._fw._data, o._data, t._data)
     if data is None:
@@ -93,14 +95,25 @@ def _tangent_view(T, D, V):
     import numpy as np
     if type(T) is not np.ndarray or T.strides != D.strides or T.shape != D.shape:
         return None
-    root = T
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    lo, hi = np.lib.array_utils.byte_bounds(D)
+    vlo, vhi = np.lib.array_utils.byte_bounds(V)
+    if V.size and not lo <= vlo <= vhi <= hi:
+        return None   # not a view of D's memory
+    h = _Memory()
+    h.owner = T   # keeps the tangent's memory alive (its owning array need not be contiguous)
+    h.__array_interface__ = {"shape": V.shape, "typestr": V.dtype.str, "version": 3,
+                             "strides": V.strides, "data": (_addr(T) + _addr(V) - _addr(D), False)}
     try:
-        return np.ndarray(V.shape, V.dtype, buffer=root, strides=V.strides,
-                          offset=_addr(T) - _addr(root) + _addr(V) - _addr(D))
+        a = np.asarray(h)
     except (TypeError, ValueError):
         return None
+    return a if a.dtype == V.dtype else a.view(V.dtype)
+
+
+class _Memory:
+    """An array interface over part of a tangent's memory."""
+
+    __slots__ = ("owner", "__array_interface__")
 
 
 def match_layout(g, d):
@@ -110,6 +123,12 @@ def match_layout(g, d):
         return g
     if g.shape == d.shape and g.strides == d.strides and g.flags.writeable:
         return g
+    return _fresh(g, d)
+
+
+def _fresh(g, d):
+    """A copy of tangent array ``g`` laid out like data ``d``."""
+    import numpy as np
     out = zeros_like_layout(d)
     if out is None:
         return np.array(np.broadcast_to(g, d.shape))
@@ -178,6 +197,8 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     from .._ops.views import view
     from .._tensor import Version, _make
     out = view(tensor, tensor._data.shape)
+    if STATE.inference:
+        return out   # PyTorch's make_dual records no tangent in inference mode
     tg = tangent if tangent.dtype is tensor.dtype else tangent.to(tensor.dtype)
     data = match_layout(tg._data, tensor._data)
     out._fw = tg if data is tg._data else _make(data, Version(), False, None)
@@ -211,12 +232,25 @@ def _primal(t):
     return p
 
 
+def _shares_tangent(o) -> bool:
+    """Whether view ``o`` takes its tangent as a view of its owner's tangent memory: not when
+    that tangent has autograd history (forward-over-reverse), which a raw view would drop."""
+    ow = o._fwb if o._base is not None else None
+    if ow is None or ow._fw is None or ow._fw._rg:
+        return False
+    return fw_of(o) is not None
+
+
 def apply_jvp(op, inputs, params, outs) -> None:
     """Give each output of ``op`` its tangent, from the op's JVP."""
+    import numpy as np
+
     from .._ops._registry import EM
     from .._tensor import Tensor
-    if STATE.fw_level < 0:
+    if STATE.fw_level < 0 or STATE.inference:
         return
+    if op.is_view and all(_shares_tangent(o) for o in outs):
+        return   # each output's tangent is a view of its owner's (see ``fw_of``)
     tangents = [fw_of(t) if isinstance(t, Tensor) else None for t in inputs]
     primals = [_primal(t) if isinstance(t, Tensor) else t for t in inputs]
     plain_outs = list(outs)
@@ -247,6 +281,9 @@ def apply_jvp(op, inputs, params, outs) -> None:
     else:
         r = op.jvp(EM, tangents, primals, plain_outs, *params)
     rs = (r,) if op.n_out == 1 else r
+    # an output's tangent gets memory of its own: a JVP may hand back an input's tangent (x + 1)
+    # or a view of it, and an in-place op on the output later writes into its tangent
+    taken = [t._data for t in tangents if t is not None and type(t._data) is np.ndarray]
     for k in op.diff_out:
         o, tg = outs[k], rs[k]
         if tg is None or not (o.is_floating_point() or o.is_complex()):
@@ -254,6 +291,10 @@ def apply_jvp(op, inputs, params, outs) -> None:
         if tg._data.dtype != o._data.dtype:
             tg = tg.to(o.dtype)
         data = match_layout(tg._data, o._data)
+        if type(data) is np.ndarray and not tg._rg:
+            if any(np.may_share_memory(data, a) for a in taken):
+                data = _fresh(data, o._data)
+            taken.append(data)
         if data is not tg._data:
             from .._tensor import Version, _make
             tg = _make(data, Version(), False, None)

@@ -77,6 +77,9 @@ class Node:
     __slots__ = ("_next", "_saved", "_params", "_seq", "_h", "__weakref__")
     op = None
     n_out = 1
+    # True where ``_params`` hold what PyTorch saves as tensors (a selecting op's indices): the
+    # node is released after it ran like one that saved tensors, so a second backward raises
+    params_saved = False
 
     def __init__(self):
         self._seq = next(_seq)
@@ -164,6 +167,12 @@ class AccumulateGrad(Node):
     def name(self) -> str:
         return "ember::autograd::AccumulateGrad"
 
+    def __lt__(self, other) -> bool:
+        # the engine's ready queue holds (-sequence_nr, node): accumulators share one priority,
+        # and a tie must compare equal so that heapq breaks it exactly as PyTorch's binary heap
+        # does (the same sift algorithm), by push order rather than by memory address
+        return False
+
 
 def _short_name(node) -> str:
     """A node's name as PyTorch's messages print it: ``MulBackward0`` -> ``Mul``,
@@ -174,7 +183,12 @@ def _short_name(node) -> str:
 def version_error(t, saved_version: int, node) -> RuntimeError:
     """PyTorch's message for a saved tensor modified in place after it was saved."""
     shape = ", ".join(str(s) for s in t._data.shape)
-    what = f"[ember.{t.dtype._legacy} [{shape}]]"
+    legacy = t.dtype._legacy
+    if t.dtype.is_complex or legacy == "BFloat16Tensor":   # no legacy class: the CPU type name
+        legacy = "CPU" + legacy[:-6] + "Type"
+    else:
+        legacy = "ember." + legacy
+    what = f"[{legacy} [{shape}]]"
     if node is not None:
         what += f", which is output {t._onr if node is t._fn else 0} of {_short_name(node)},"
     if STATE.anomaly:
@@ -188,6 +202,26 @@ def version_error(t, saved_version: int, node) -> RuntimeError:
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {what} is at version {t._vc.v}; expected version {saved_version} instead. "
         + hint)
+
+
+def saved_version_error(node) -> RuntimeError:
+    """The error for the modified saved tensor PyTorch's unpacking meets first: a node's saved
+    inputs in the alphabetical order of their names, then its saved outputs."""
+    from .._tensor import _make
+    from .saved import _saved_names
+    names = _saved_names(node) if getattr(node, "op", None) is not None else []
+    bad = []
+    for i, e in enumerate(node._saved or ()):
+        if type(e) is not tuple:
+            continue
+        name = names[i] if i < len(names) and isinstance(names[i], str) else ""
+        if len(e) == 2:
+            if e[0]._vc.v != e[1]:
+                bad.append((0, name, i, e[0], e[1], e[0].grad_fn))
+        elif e[1].v != e[2]:
+            bad.append((1, name, i, _make(e[0], e[1], True, node, e[3]), e[2], node))
+    _, _, _, t, ver, fn = min(bad, key=lambda b: b[:3])
+    return version_error(t, ver, fn)
 
 
 def increment_version(tensor) -> None:

@@ -4,17 +4,24 @@ and ``record_function`` range run on the profiling thread.
 It costs nothing while no profile is active: entering the first ``profile`` swaps each
 operator's ``fwd`` and ``vjp`` (every ``Op`` in ``_registry.ALL_OPS``, and any ``Op`` created
 while profiling) for timed wrappers, and leaving the last one puts the originals back, so the
-operator attributes are then exactly what they were. The engine's hooks for custom ``Function``
-nodes and leaf accumulation are swapped the same way.
+operator attributes are then exactly what they were. The other places PyTorch records are
+swapped the same way, and only while active: the engine's node calls, hooks, propagation and
+leaf accumulation, ``backward()``'s implicit ``ones_like`` gradient, ``Function.apply``, and
+the factory functions (``ember.zeros``, ``Tensor.new_zeros``...).
 
 Names follow PyTorch: forward operators as ``aten::<op>`` (``aten::mul``, ``aten::mm``...),
-backward nodes by their ``grad_fn`` class name (``MulBackward0``) inside an
-``autograd::engine::evaluate_function: MulBackward0`` range. Events are thread-local: only
-operators run on the thread that entered the profile are recorded, as in PyTorch.
+backward nodes by their ``grad_fn`` class name (``MulBackward0``, scope 1) inside an
+``autograd::engine::evaluate_function: MulBackward0`` range, custom Functions by their class
+name, ``record_function`` ranges with the user scope. While profiling, built-in VJPs run on
+Tensors (grad mode off) instead of bare arrays, so the ops a backward node is made of are
+recorded as its children, as PyTorch records the ATen calls of its nodes. Events are
+thread-local: only operators run on the thread that entered the profile are recorded, as in
+PyTorch.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sys
@@ -23,6 +30,9 @@ import warnings
 import weakref
 from time import perf_counter_ns
 
+import numpy as np
+
+from .._tensor import Tensor, Version, _make
 from .profiler_util import (
     DeviceType,
     EventList,
@@ -55,6 +65,7 @@ __all__ = [
 _get_ident = threading.get_ident
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _EVAL = "autograd::engine::evaluate_function: "
+_USER_SCOPE = 7   # at::RecordScope::USER_SCOPE, the scope of record_function ranges
 
 # ---------------------------------------------------------------------------------------------
 # recording state
@@ -101,6 +112,21 @@ class _Rec:
         self.seq = -1
 
 
+class _Pass:
+    """One backward pass run on the profiling thread: the record stack's depth when it began
+    and the ``evaluate_function`` range open in it. PyTorch's engine passes a node's outputs on
+    (summing gradients that meet) inside that range, so on the engine's Tensor path the range
+    stays open after the node ran until its outputs are propagated."""
+
+    __slots__ = ("depth", "node", "rec", "roots")
+
+    def __init__(self, depth, roots):
+        self.depth = depth
+        self.rec = None
+        self.node = None
+        self.roots = roots   # ids of the arrays given as root gradients (the caller's own)
+
+
 class _ThreadState:
     """The records of one thread while at least one profile is active on it."""
 
@@ -113,6 +139,8 @@ class _ThreadState:
         self.tid = threading.get_native_id()
         self.fins: list = []
         self.active = True
+        self.passes: list = []    # _Pass per backward pass running on this thread
+        self.calling = None       # the node whose backward is running (set by call_node)
 
     def open(self, name, scope=0, shapes=None):
         st = self.stack
@@ -132,38 +160,112 @@ class _ThreadState:
         elif r in st:
             st.remove(r)
 
-    def run_fwd(self, op, name, orig, args):
-        r = self.open(name, 0, _shapes(args) if self.shapes else None)
+    def discard(self, r):
+        """Forget a range that turned out not to happen (its call raised before doing it)."""
+        self.close(r)
+        if r in self.records:
+            self.records.remove(r)
+
+    def run_fwd(self, op, name, orig, args, arity):
+        shapes = None
+        if self.shapes:
+            shapes = _shapes(args)
+            if arity is not None:
+                shapes = shapes[:arity] + [[] for _ in range(arity - len(shapes))]
+        r = self.open(name, 0, shapes)
         try:
             out = orig(*args)
         finally:
             self.close(r)
         if self.flops:
-            r.flops = _flops(op.name, args, out)
+            r.flops = _flops(name, op, args, out)
         if self.memory and not op.is_view:
             r.mem += self.track(out, args)
         return out
 
-    def run_node(self, name, fn, args, grads):
-        outer = self.open(_EVAL + name)
-        inner = self.open(name, 1, _grad_shapes(grads) if self.shapes else None)
+    def begin_eval(self, node, name):
+        """Open, or keep open, the ``autograd::engine::evaluate_function: <name>`` range of
+        ``node`` (None: unknown, the engine's bare-array path) when the engine itself runs it.
+        Returns None outside a backward pass and for a node run from inside another one
+        (CopySlices running its inner node, ``grad_fn(...)`` called in a hook): PyTorch records
+        only the node's own range then."""
+        if not self.passes:
+            return None
+        p = self.passes[-1]
+        st = self.stack
+        if p.rec is not None:
+            if not st or st[-1] is not p.rec:
+                return None
+            if node is not None and p.node is node:
+                return p.rec
+            self.end_eval(p)
+        if len(st) != p.depth:
+            return None
+        p.rec = self.open(_EVAL + name)
+        p.node = node
+        return p.rec
+
+    def end_eval(self, p):
+        if p.rec is not None:
+            self.close(p.rec)
+            p.rec = p.node = None
+
+    def run_node(self, node, name, fn, args, shapes, eager):
+        """Run a backward node as PyTorch's engine does: its ``evaluate_function`` range (closed
+        now when ``eager``, else once its outputs are passed on) around its own range, named
+        after the node, scope 1 (BACKWARD_FUNCTION)."""
+        ev = self.begin_eval(node, name)
+        inner = self.open(name, 1, shapes)
+        prev = self.calling
+        self.calling = node if node is not None else inner
         try:
-            res = fn(*args)
+            return fn(*args)
         finally:
+            self.calling = prev
             self.close(inner)
-            self.close(outer)
-        if self.memory and isinstance(res, tuple):
+            if eager and ev is not None and self.passes and self.passes[-1].rec is ev:
+                self.end_eval(self.passes[-1])
+
+    def run_vjp(self, op, orig, args):
+        """Run a built-in VJP. On the engine's bare-array path (``ns`` is NumPy) the formula runs
+        on Tensors instead, grad mode being off there, so the ops it is made of are recorded as
+        the node's children, as PyTorch records the ATen calls a backward node makes; the
+        results go back as arrays. Anything else (batched cotangents, a formula that fails on
+        Tensors) runs as is."""
+        np_ns, em_ns = _ENGINE_NS
+        if args[0] is not np_ns:
+            return orig(*args)
+        n_saved = len(op.saves) + (len(op.diff_out) if op.save_out else 0)
+        try:
+            g = args[1]
+            g = tuple(_as_tensor(x) for x in g) if isinstance(g, (tuple, list)) \
+                else _as_tensor(g)
+            vals = [_as_tensor(v) if isinstance(v, np.ndarray) else v
+                    for v in args[3:3 + n_saved]]
+        except TypeError:
+            return self._track_node(orig(*args), args)
+        n = len(self.records)
+        try:
+            res = orig(em_ns, g, args[2], *vals, *args[3 + n_saved:])
+        except Exception:
+            del self.records[n:]
+            return self._track_node(orig(*args), args)
+        if isinstance(res, tuple):
+            return tuple(_raw(r) for r in res)
+        return _raw(res)
+
+    def _track_node(self, res, args):
+        if self.memory and self.stack and isinstance(res, tuple):
             ins = list(args)
             for a in args:
                 if isinstance(a, (tuple, list)):
                     ins.extend(a)
-            inner.mem += self.track(res, ins)
+            self.stack[-1].mem += self.track(res, ins)
         return res
 
     def track(self, out, inputs) -> int:
         """Bytes newly allocated by ``out`` (arrays sharing no memory with ``inputs``); their
         release is recorded when the buffer dies while this profile is active."""
-        import numpy as np
         total = 0
         for a in (out if isinstance(out, (tuple, list)) else (out,)):
             if type(a) is not np.ndarray:
@@ -185,6 +287,21 @@ class _ThreadState:
             except TypeError:
                 pass
         return total
+
+
+def _as_tensor(x):
+    """A bare array as a Tensor outside the graph; TypeError for anything else."""
+    if x is None:
+        return None
+    if type(x) is not np.ndarray:
+        if not isinstance(x, np.generic):
+            raise TypeError(type(x).__name__)
+        x = np.asarray(x)
+    return _make(x, Version(), False, None)
+
+
+def _raw(x):
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _on_free(ts, nbytes):
@@ -221,15 +338,14 @@ def _shapes(args) -> list:
     return [_shape_of(a) for a in args]
 
 
-def _grad_shapes(grads) -> list:
-    g = grads[1]
+def _grad_shapes(g) -> list:
     if isinstance(g, (tuple, list)):
         return [_shape_of(x) for x in g]
     return [_shape_of(g)]
 
 
 # ---------------------------------------------------------------------------------------------
-# names and FLOPs
+# names, input shapes and FLOPs
 
 _ATEN = {
     "sum_dim": "sum", "mean_dim": "mean", "prod_dim": "prod", "max_dim": "max",
@@ -243,6 +359,15 @@ _ATEN = {
 }
 _SUFFIX = re.compile(r"_(t|tt|st|s|sb|mode|tensor|dim|dims)$")
 
+# How many arguments the schema of the overload PyTorch records has, for ops whose ember
+# forward takes other parameters than that schema (``aten::sum(self, *, dtype)`` against
+# ember's ``(x, dims, keepdim, dtype, input shape)``): recorded input shapes are cut or padded
+# with ``[]`` (a non-tensor argument) to that many.
+_ARITY = {
+    "sum": 2, "sum_dim": 4, "mean": 2, "mean_dim": 4, "prod": 2, "prod_dim": 4, "view": 2,
+    "softmax": 3, "log_softmax": 3, "expand": 3, "linalg_vector_norm": 5,
+}
+
 
 def _aten_name(name: str) -> str:
     """PyTorch's operator name for an ember ``Op`` name."""
@@ -252,56 +377,74 @@ def _aten_name(name: str) -> str:
     return "aten::" + n
 
 
-_MM = {"mm", "bmm", "matmul", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addbmm",
-       "inner", "outer", "ger", "linear"}
-
-
-def _flops(name, args, out) -> int:
-    """FLOPs as PyTorch estimates them: 2*M*N*K for the matrix products, 2 * output elements *
-    (input channels / groups * kernel size) for convolutions, one per output element for
-    ``mul``/``add``; 0 for other ops."""
-    import numpy as np
+def _flops(aten: str, op, args, out) -> int:
+    """FLOPs as PyTorch's profiler estimates them (``computeFlops``): 2*M*N*K for ``mm``,
+    ``addmm``, ``bmm`` and ``baddbmm``; 2 * output elements * input channels * kernel size for
+    a 2-D convolution (``aten::conv2d``, groups not divided out, as there); one per element of
+    the first operand for ``mul`` and ``add``; 0 for every other op (``dot``, ``mv``, ...)."""
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     o = out[0] if isinstance(out, tuple) else out
-    size = getattr(o, "size", 1)
+    size = int(np.size(o))
     try:
-        if name in _MM:
-            mats = [a for a in arrays if a.ndim >= 1]
-            if name in ("addmm", "addmv", "baddbmm", "addbmm", "linear") and len(mats) >= 3:
-                a = mats[1]
-            elif name == "linear":
-                a = mats[0]
-            elif name in ("outer", "ger"):
-                return int(size)
-            else:
-                a = mats[0]
-            if name in ("addbmm",):
-                return int(2 * size * a.shape[0] * a.shape[-1])
-            return int(2 * size * a.shape[-1])
-        if "conv" in name and len(arrays) >= 2:
+        if aten in ("aten::mm", "aten::bmm"):
+            return 2 * size * int(arrays[0].shape[-1])
+        if aten in ("aten::addmm", "aten::baddbmm"):
+            return 2 * size * int(arrays[1].shape[-1])
+        if aten in ("aten::mul", "aten::add"):
+            return int(np.size(args[0]))
+        if aten == "aten::convolution":
             x, w = arrays[0], arrays[1]
-            if "transpose" in name:
-                return int(2 * x.size * (w.size // max(w.shape[0], 1)))
-            return int(2 * size * (w.size // max(w.shape[0], 1)))
-        if name in ("mul", "add"):
-            return int(size)
+            # (x, w, bias, stride, padding, dilation, transposed, groups)
+            transposed = args[6] if len(args) > 6 else False
+            if x.ndim == 4 and not transposed:
+                return 2 * size * int(x.shape[1]) * int(np.prod(w.shape[2:]))
     except (AttributeError, IndexError, TypeError):
         return 0
     return 0
 
 
+# Factory functions PyTorch records as one ATen call: the number of arguments of the overload
+# it records (all non-tensor, so each shape is ``[]``; ``*_like`` and ``Tensor.new_*`` have the
+# tensor's shape first). The overload of the variadic ones depends on how many of the named
+# arguments are given: (arguments besides them, their names).
+_FACTORIES = {
+    "zeros": 5, "ones": 5, "empty": 6, "full": 6, "empty_strided": 6, "scalar_tensor": 5,
+    "rand": 5, "randn": 5, "randperm": 5, "linspace": 7, "logspace": 8, "zeros_like": 6,
+    "ones_like": 6, "empty_like": 6, "full_like": 7, "rand_like": 6, "randn_like": 6,
+}
+_FACTORIES_VAR = {
+    "arange": (4, ("start", "end", "step")), "eye": (4, ("n", "m")),
+    "randint": (4, ("low", "high", "size")), "randint_like": (5, ("low", "high")),
+}
+_NEW = {"new_zeros": 6, "new_ones": 6, "new_empty": 6, "new_full": 7}
+
+
+def _factory_shapes(name, args, kwargs) -> list:
+    n = _FACTORIES.get(name) or _NEW.get(name)
+    if n is None:
+        base, names = _FACTORIES_VAR[name]
+        n = base + len(args) + sum(k in kwargs for k in names)
+    first = args[0] if args else kwargs.get("input")
+    if (name.endswith("_like") or name in _NEW) and isinstance(first, Tensor):
+        return [_shape_of(first)] + [[] for _ in range(n - 1)]
+    return [[] for _ in range(n)]
+
+
 # ---------------------------------------------------------------------------------------------
 # instrumentation
+
+_ENGINE_NS: list = [None, None]   # the engine's (NumPy, ember) formula namespaces
 
 
 def _wrap_fwd(op, orig):
     name = _aten_name(op.name)
+    arity = _ARITY.get(op.name)
 
     def fwd(*args):
         ts = _STATES.get(_get_ident())
         if ts is None:
             return orig(*args)
-        return ts.run_fwd(op, name, orig, args)
+        return ts.run_fwd(op, name, orig, args, arity)
 
     fwd.__wrapped__ = orig
     fwd._ember_profiler = True
@@ -309,11 +452,17 @@ def _wrap_fwd(op, orig):
 
 
 def _wrap_vjp(op, orig):
+    name = op.node.__name__
+
     def vjp(*args):
         ts = _STATES.get(_get_ident())
         if ts is None or ts.jvp:
             return orig(*args)
-        return ts.run_node(op.node.__name__, orig, args, args)
+        if ts.calling is not None:     # run by call_node, which recorded the node
+            return ts.run_vjp(op, orig, args)
+        # the engine's fast path: no call_node, so the node is recorded here
+        shapes = _grad_shapes(args[1]) if ts.shapes else None
+        return ts.run_node(None, name, ts.run_vjp, (op, orig, args), shapes, True)
 
     vjp.__wrapped__ = orig
     vjp._ember_profiler = True
@@ -338,12 +487,191 @@ def _instrument(op):
 def _patch(obj, attr, make):
     orig = getattr(obj, attr)
     _PATCHES.append((obj, attr, orig))
-    setattr(obj, attr, make(orig))
+    new = make(orig)
+    functools.update_wrapper(new, orig)
+    setattr(obj, attr, new)
+
+
+def _wrap_factory(name, orig):
+    """A factory function recorded as PyTorch records it: one ``aten::<name>`` range."""
+    aten = "aten::" + name
+
+    def factory(*args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None:
+            return orig(*args, **kwargs)
+        r = ts.open(aten, 0, _factory_shapes(name, args, kwargs) if ts.shapes else None)
+        try:
+            out = orig(*args, **kwargs)
+        finally:
+            ts.close(r)
+        if ts.memory and isinstance(out, Tensor):
+            r.mem += ts.track(out._data, ())
+        return out
+
+    return factory
+
+
+def _make_call_node(orig):
+    def call_node(node, grads, *args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None or ts.jvp:
+            return orig(node, grads, *args, **kwargs)
+        shapes = _grad_shapes(grads) if ts.shapes else None
+        return ts.run_node(node, node.name(), functools.partial(orig, **kwargs),
+                           (node, grads, *args), shapes, False)
+    return call_node
+
+
+def _make_leaf(orig):
+    def _leaf_accumulate(node, grads, *args):
+        ts = _STATES.get(_get_ident())
+        if ts is None:
+            return orig(node, grads, *args)
+        # (no reference to the gradient is kept here: the engine adopts it when it is the
+        # only holder, and counts references to know)
+        shapes = [_shape_of(grads[0])] if ts.shapes else None
+        return ts.run_node(node, node.name(), orig, (node, grads, *args), shapes, True)
+    return _leaf_accumulate
+
+
+def _obeys_contract(t, g) -> bool:
+    """Whether ``g`` is a fresh array laid out as ``t`` (the layout contract of PyTorch's
+    AccumulateGrad), so that PyTorch would adopt it as ``t.grad`` when nothing else holds it."""
+    d = t._data
+    return (type(g) is np.ndarray and g.base is None and g.flags.writeable
+            and g.dtype == d.dtype and g.shape == d.shape and g.strides == d.strides)
+
+
+def _make_accumulate(orig):
+    """Accumulation into ``.grad`` without a graph, recorded under the name of the call
+    PyTorch's AccumulateGrad makes in the same case: ``aten::detach`` when it adopts a new
+    gradient (one made by the backward pass, obeying the layout contract; ember may still copy
+    it when Python references it elsewhere), ``aten::copy_`` when it must copy it (the
+    caller's own gradient, another layout), ``aten::add_`` into an existing ``.grad``."""
+    def accumulate_into(t, g, graph, *args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None or graph:
+            # with a graph, the ops that accumulate (clone, add) are recorded themselves
+            return orig(t, g, graph, *args, **kwargs)
+        first = t._grad is None
+        if first:
+            raw = _raw(g)
+            roots = ts.passes[-1].roots if ts.passes else ()
+            name = "aten::detach" if _obeys_contract(t, raw) and id(raw) not in roots \
+                else "aten::copy_"
+        else:
+            name = "aten::add_"
+        shapes = None
+        if ts.shapes:
+            s = _shape_of(t)
+            shapes = [s] if name == "aten::detach" else [s, _shape_of(g), []]
+        r = ts.open(name, 0, shapes)
+        try:
+            return orig(t, g, graph, *args, **kwargs)
+        finally:
+            ts.close(r)
+    return accumulate_into
+
+
+def _make_eval_hooks(orig):
+    """Tensor and leaf hooks run first in a node's ``evaluate_function``: its range opens
+    here."""
+    def hooks(node, *args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is not None:
+            ts.begin_eval(node, node.name())
+        return orig(node, *args, **kwargs)
+    return hooks
+
+
+def _make_propagate(orig):
+    def _propagate(node, *args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None or not ts.passes:
+            return orig(node, *args, **kwargs)
+        p = ts.passes[-1]
+        try:
+            return orig(node, *args, **kwargs)
+        finally:
+            if p.node is node and p.rec is not None and ts.stack and ts.stack[-1] is p.rec:
+                ts.end_eval(p)
+    return _propagate
+
+
+def _make_run_backward(orig):
+    def run_backward(*args, **kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None:
+            return orig(*args, **kwargs)
+        grads = args[1] if len(args) > 1 else kwargs.get("grads", ())
+        p = _Pass(len(ts.stack), {id(_raw(g)) for g in grads})
+        ts.passes.append(p)
+        prev, ts.calling = ts.calling, None
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            if ts.active:
+                ts.end_eval(p)
+            ts.calling = prev
+            if p in ts.passes:
+                ts.passes.remove(p)
+    return run_backward
+
+
+def _make_root_grads(orig):
+    """``backward()``/``grad()`` make an implicit gradient with ``aten::ones_like``, recorded
+    as in PyTorch (its checks come first and record nothing)."""
+    def _root_grads(outputs, grad_outputs, create_graph, is_grad):
+        ts = _STATES.get(_get_ident())
+        if ts is None or all(g is not None for g in grad_outputs):
+            return orig(outputs, grad_outputs, create_graph, is_grad)
+        res = []
+        for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+            if g is not None:
+                # checked with its own index in the messages: the outputs before it stand in
+                # as their own (valid) gradients
+                stand_in = list(outputs[:i]) + [g]
+                res.append(orig(outputs[:i + 1], stand_in, create_graph, is_grad)[i])
+                continue
+            shapes = [_shape_of(o)] + [[] for _ in range(5)] if ts.shapes else None
+            r = ts.open("aten::ones_like", 0, shapes)
+            try:
+                g = orig((o,), (None,), create_graph, is_grad)[0]
+            except BaseException:
+                ts.discard(r)
+                raise
+            ts.close(r)
+            if ts.memory:
+                r.mem += ts.track(_raw(g), ())
+            res.append(g)
+        return res
+    return _root_grads
+
+
+def _make_fn_apply(orig):
+    """``Function.apply`` is recorded as a range named after the Function class, around its
+    forward (PyTorch's ``THPFunction_apply``)."""
+    def _apply(cls, args, kwargs):
+        ts = _STATES.get(_get_ident())
+        if ts is None:
+            return orig(cls, args, kwargs)
+        shapes = [_shape_of(a) for a in args if isinstance(a, Tensor)] if ts.shapes else None
+        r = ts.open(cls.__name__, 0, shapes)
+        try:
+            return orig(cls, args, kwargs)
+        finally:
+            ts.close(r)
+    return _apply
 
 
 def _install():
+    import ember
+
+    from .. import autograd
     from .._ops import _registry
-    from . import engine, forward_ad
+    from . import engine, forward_ad, function
+    _ENGINE_NS[:] = engine.NS
     for op in list(_registry.ALL_OPS):
         _instrument(op)
 
@@ -354,23 +682,6 @@ def _install():
                 if _ACTIVE[0]:
                     _instrument(self)
         return __init__
-
-    def make_call_node(orig):
-        def call_node(node, grads, graph=None):
-            ts = _STATES.get(_get_ident())
-            if ts is None or node.op is not None or ts.jvp:
-                return orig(node, grads, graph)
-            return ts.run_node(node.name(), orig, (node, grads, graph), (None, grads))
-        return call_node
-
-    def make_leaf(orig):
-        def _leaf_accumulate(node, grads, graph):
-            ts = _STATES.get(_get_ident())
-            if ts is None:
-                return orig(node, grads, graph)
-            g = grads[0]
-            return ts.run_node(node.name(), orig, (node, grads, graph), (None, g))
-        return _leaf_accumulate
 
     def make_jvp(orig):
         def apply_jvp(*args, **kwargs):
@@ -385,9 +696,22 @@ def _install():
         return apply_jvp
 
     _patch(_registry.Op, "__init__", make_init)
-    _patch(engine, "call_node", make_call_node)
-    _patch(engine, "_leaf_accumulate", make_leaf)
+    _patch(engine, "call_node", _make_call_node)
+    _patch(engine, "_leaf_accumulate", _make_leaf)
+    _patch(engine, "accumulate_into", _make_accumulate)
+    _patch(engine, "_run_tensor_hooks", _make_eval_hooks)
+    _patch(engine, "_run_leaf_hooks", _make_eval_hooks)
+    _patch(engine, "_propagate", _make_propagate)
+    _patch(autograd, "run_backward", _make_run_backward)
+    _patch(autograd, "_root_grads", _make_root_grads)
+    _patch(function, "_apply", _make_fn_apply)
     _patch(forward_ad, "apply_jvp", make_jvp)
+    for name in (*_FACTORIES, *_FACTORIES_VAR):
+        if callable(getattr(ember, name, None)):
+            _patch(ember, name, lambda f, n=name: _wrap_factory(n, f))
+    for name in _NEW:
+        if name in Tensor.__dict__:
+            _patch(Tensor, name, lambda f, n=name: _wrap_factory(n, f))
 
 
 def _uninstall():
@@ -674,7 +998,7 @@ class record_function(contextlib.ContextDecorator):
         ts = _STATES.get(_get_ident())
         rec = None
         if ts is not None:
-            rec = ts.open(self.name)
+            rec = ts.open(self.name, _USER_SCOPE)
             rec.user = True
             rec.args = self.args
         self.record = rec
