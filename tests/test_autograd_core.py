@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ember
-from helpers import both, check_op, raises_same
+from helpers import assert_same, both, check_op, raises_same
 
 R = np.random.default_rng(0)
 A = R.standard_normal((3, 4))
@@ -355,6 +355,179 @@ def test_grad_accumulates_in_place_without_create_graph():
         return r
     e, _ = both(f)
     assert e[0] is True and e[3] is False
+
+
+def _leaf_stories(M):
+    """Gradients the engine must not adopt as ``.grad``: each story mutates every tensor the user
+    can see afterwards, so a ``.grad`` sharing memory with another one shows in the values."""
+    C = M.tensor(B)
+    out = []
+    # one gradient routed to two (three) inputs: x + y hands the same array to both leaves
+    x, y, w = (M.tensor(A, requires_grad=True) for _ in range(3))
+    ((x + y + w) * C).sum().backward()
+    x.grad.add_(1)
+    y.grad.mul_(3)
+    out += [x.grad, y.grad, w.grad]
+    # a gradient that is a view of another one's (a leaf seen through a view)
+    x, y = M.tensor(A, requires_grad=True), M.tensor(A.ravel(), requires_grad=True)
+    ((x + y.view(3, 4)) * C).sum().backward()
+    x.grad.add_(1)
+    out += [x.grad, y.grad]
+    # views of one array: cat's backward slices its gradient
+    x, y = M.tensor(A, requires_grad=True), M.tensor(B, requires_grad=True)
+    (M.cat([x, y]) * M.cat([C, C])).sum().backward()
+    x.grad.add_(1)
+    out += [x.grad, y.grad]
+    # a hook's argument, on the leaf and on an intermediate that passes its gradient on
+    kept = []
+    x = M.tensor(A, requires_grad=True)
+    x.register_hook(kept.append)
+    (x * C).sum().backward()
+    x2 = M.tensor(A, requires_grad=True)
+    h = x2 + C
+    h.register_hook(kept.append)
+    (h * C).sum().backward()
+    for k in kept:
+        k.mul_(7)
+    out += [x.grad, x2.grad] + kept
+    # the accumulator's own pre- and post-hooks see it too
+    kept = []
+    x = M.tensor(A, requires_grad=True)
+    h = (x + C) * C
+    acc = h.grad_fn.next_functions[0][0].next_functions[0][0]
+    acc.register_prehook(lambda go: kept.append(go[0]))
+    acc.register_hook(lambda gi, go: kept.append(go[0]))
+    h.sum().backward()
+    for k in kept:
+        k.mul_(7)
+    out += [x.grad] + kept
+    # a retained grad, and backward(inputs=) on an intermediate
+    x = M.tensor(A, requires_grad=True)
+    h = x + C
+    h.retain_grad()
+    (h * C).sum().backward()
+    h.grad.mul_(5)
+    out += [x.grad, h.grad]
+    x = M.tensor(A, requires_grad=True)
+    h = x + C
+    (h * C).sum().backward(inputs=[h, x])
+    h.grad.mul_(5)
+    out += [x.grad, h.grad]
+    # the caller's gradient=, passed on unchanged by add
+    x = M.tensor(A, requires_grad=True)
+    gv = M.tensor(B) * 1.0
+    (x + C).backward(gv)
+    gv.mul_(5)
+    out += [x.grad]
+    # retain_graph: the graph still holds what it saved, and the second pass accumulates
+    x = M.tensor(A, requires_grad=True)
+    h = (x * C).exp()
+    h.sum().backward(retain_graph=True)
+    g0 = x.grad.clone()
+    h.sum().backward()
+    out += [x.grad, g0]
+    return out
+
+
+def test_adopted_grads_alias_nothing_the_user_sees():
+    assert_same(_leaf_stories(ember), _leaf_stories(torch))
+
+
+def test_fresh_leaf_gradient_is_adopted(monkeypatch):
+    """A gradient made by the backward pass that nothing else holds becomes ``.grad`` without a
+    copy (PyTorch's AccumulateGrad steals it), also after a broadcast reduction (a bias)."""
+    import ember.autograd.engine as eng
+    seen = []
+    orig = eng.accumulate_into
+
+    def spy(t, g, graph, steal=False):
+        seen.append(steal)
+        orig(t, g, graph, steal)
+        if steal:
+            seen.append(t.grad._data is g)
+    monkeypatch.setattr(eng, "accumulate_into", spy)
+    x = ember.tensor(A, requires_grad=True)
+    w = ember.tensor(B, requires_grad=True)
+    b = ember.tensor(B[0], requires_grad=True)
+    (x * w + b).sum().backward()
+    assert seen == [True, True] * 3
+    seen.clear()
+    x.grad = w.grad = None
+    ((x + w) * 2).sum().backward()     # one array for both: the first copies, the last adopts
+    assert sorted(seen) == [False, True, True]
+    assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
+
+
+# ---- a complex gradient for a real input ----------------------------------------------------
+
+def _r2c_function(M):
+    class ToComplexGrad(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return (g * 2).to(M.complex128)    # not real: PyTorch's engine refuses it
+    return ToComplexGrad
+
+
+R2C_CASES = {
+    # PyTorch's formula hands the complex gradient on: its engine raises
+    "where": lambda M, x, c, m: M.where(m, x, c),
+    "where_rev": lambda M, x, c, m: M.where(m, c, x),
+    "where_0d": lambda M, x, c, m: M.where(m, x, c[0]),
+    "sum_dtype": lambda M, x, c, m: x.sum(dtype=M.complex128) * c,
+    "sum_dim_dtype": lambda M, x, c, m: x[None].sum(0, dtype=M.complex128),
+    "mean_dtype": lambda M, x, c, m: x.mean(dtype=M.complex128) * c,
+    "prod_dim_dtype": lambda M, x, c, m: x[None].prod(0, dtype=M.complex128),
+    "cumprod_dtype": lambda M, x, c, m: x.cumprod(0, dtype=M.complex128),
+    "logaddexp": lambda M, x, c, m: M.logaddexp(x, c),
+    "fill_": lambda M, x, c, m: (c * 1).fill_(x[0]),
+    "function": lambda M, x, c, m: _r2c_function(M).apply(x) * c,
+    # its formula takes the real part (or the VJP is real itself): fine
+    "where_number": lambda M, x, c, m: M.where(m, x, 1j),
+    "where_number_rev": lambda M, x, c, m: M.where(m, 2j, x),
+    "mul_1j": lambda M, x, c, m: x * 1j,
+    "add_mul": lambda M, x, c, m: (x + c) * (c - x),
+    "div": lambda M, x, c, m: c / x + x / c,
+    "to": lambda M, x, c, m: x.to(M.complex128) * c,
+    "view_as_complex": lambda M, x, c, m: M.view_as_complex(M.stack([x, x * x], -1)),
+    "cat": lambda M, x, c, m: M.cat([x, c])[1:4],
+    "cumsum_dtype": lambda M, x, c, m: x.cumsum(0, dtype=M.complex128),
+    "copy_": lambda M, x, c, m: (c * 1).copy_(x),
+    "setitem": lambda M, x, c, m: _set_slice(c * 1, x),
+    "where_view_inplace": lambda M, x, c, m: _where_inplace(c * 1, x * 1),
+}
+
+
+def _set_slice(a, x):
+    a[1:] = x[1:]
+    return a
+
+
+def _where_inplace(a, x):
+    a[1:].mul_(x[1:])     # CopySlices over a mul: its formula takes the real part
+    return a
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", list(R2C_CASES))
+def test_complex_gradient_for_real_input(name, create_graph):
+    """PyTorch's engine validates each gradient against its input: where the op's formula does
+    not take the real part itself, a complex gradient for a real input raises."""
+    def f(M):
+        x = M.tensor([0.5, -1.2, 2.0], dtype=M.float64, requires_grad=True)
+        c = M.tensor([0.3 + 1j, -1 + 0.5j, 2 - 1j], dtype=M.complex128, requires_grad=True)
+        m = M.tensor([True, False, True])
+        w = M.tensor([1 + 2j, 3 - 1j, 0.5 + 0.5j], dtype=M.complex128)
+        loss = (R2C_CASES[name](M, x, c, m) * w).real.sum()
+        try:
+            gx, = M.autograd.grad(loss, [x], create_graph=create_graph)
+        except RuntimeError as e:
+            return ("raised", str(e))
+        return ("ok", gx.detach().numpy().round(10).tolist(), str(gx.dtype)[6:])
+    both(f)
 
 
 def test_manual_grad_layout_preserved():

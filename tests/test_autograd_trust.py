@@ -1,6 +1,9 @@
 """Issue 6's classes, each a regression test against PyTorch: gradients stay right after in-place
 ops through views and bases, whatever mode the views were made in, and misuse raises PyTorch's
 errors. Each case returns what the user can observe; ``both`` compares ember's with torch's."""
+import warnings
+
+import numpy as np
 import pytest
 import torch
 
@@ -686,3 +689,112 @@ FUZZ_FOUND = {
 @pytest.mark.parametrize("name", sorted(FUZZ_FOUND))
 def test_fuzz_found(name):
     both(FUZZ_FOUND[name])
+
+
+# ---- matmul saves PyTorch's folded / expanded operands; std_mean saves result0 only; writes
+# ---- into expanded tensors ----------------------------------------------------------------
+
+_MATMUL_SHAPES = [((3,), (3, 2)), ((4, 2, 3), (3, 2)), ((4, 2, 3), (3,)), ((2, 3), (4, 3, 2)),
+                  ((3,), (4, 3, 2)), ((4, 2, 3), (4, 3, 2)), ((5, 4, 2, 3), (4, 3, 2)),
+                  ((4, 2, 3), (1, 3, 2)), ((1, 2, 3), (4, 3, 2)), ((2, 3), (4, 3, 1))]
+
+
+def _matmul_modified(sa, sb, grads, which):
+    """``a @ b``, then one operand changed in place: the error names the saved (folded) tensor,
+    or there is none where PyTorch saved a copy."""
+    def f(M):
+        a = M.arange(float(np.prod(sa)), dtype=M.float64).reshape(sa)
+        b = M.arange(float(np.prod(sb)), dtype=M.float64).reshape(sb) / 7
+        leaves = [M.tensor(1.0, dtype=M.float64, requires_grad=True) if g else None
+                  for g in grads]
+        a = a * leaves[0] if grads[0] else a
+        b = b * leaves[1] if grads[1] else b
+        c = a @ b
+        (a, b)[which].mul_(2)
+        try:
+            c.sum().backward()
+        except RuntimeError as e:
+            return c.grad_fn, str(e).replace("torch.", "ember.")
+        return c.grad_fn, [t.grad for t in leaves if t is not None]
+    return f
+
+
+@pytest.mark.parametrize("sa,sb", _MATMUL_SHAPES)
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_matmul_saves_folded_operands(sa, sb, grads):
+    for which in (0, 1):
+        both(_matmul_modified(sa, sb, grads, which))
+
+
+def test_matmul_fold_grads_second_order():
+    def f(M):
+        a = M.tensor(np.linspace(-1, 1, 24).reshape(4, 2, 3), requires_grad=True)
+        w = M.tensor(np.linspace(0.5, 2, 6).reshape(2, 3), requires_grad=True)
+        y = a @ w.t()
+        g, = M.autograd.grad((y * y).sum(), [w], create_graph=True)
+        g.sum().backward()
+        return y.grad_fn, g, a.grad, w.grad
+    both(f)
+
+
+def test_std_mean_saves_result0_only():
+    def f(M):
+        x = M.tensor([1.0, 2.5, 4.0], requires_grad=True)
+        s, m = M.std_mean(x, 0)
+        v, m2 = M.var_mean(x, 0)
+        m.sub_(1)      # mean is not saved: modifying it is no error
+        m2.sub_(1)
+        (s + v).backward()
+        return x.grad, sorted(k for k in dir(s.grad_fn) if k.startswith("_saved_result"))
+    both(f)
+
+
+def _expanded_write(f):
+    def g(M):
+        x = (M.tensor([1.0, 3.0]) * 1).expand(2, 2)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            try:
+                f(M, x)
+            except RuntimeError as e:
+                return "raised", str(e)
+        return x, [str(i.message) for i in w], x._version
+    return g
+
+
+EXPANDED_WRITES = {
+    "masked_fill_": lambda M, x: x.masked_fill_(M.tensor([[True, False], [False, False]]), 5.0),
+    "masked_fill_tensor": lambda M, x: x.masked_fill_(M.tensor([False, True]), M.tensor(2.0)),
+    "fill_": lambda M, x: x.fill_(4.0),
+    "fill_tensor": lambda M, x: x.fill_(M.tensor(4.0)),
+    "zero_": lambda M, x: x.zero_(),
+    "index_fill_": lambda M, x: x.index_fill_(1, M.tensor([1]), 6.0),
+    "index_put_": lambda M, x: x.index_put_((M.tensor([0]), M.tensor([1])), M.tensor(8.0)),
+    "setitem_int": lambda M, x: x[0].__setitem__(1, 9.0),
+    "select_add_": lambda M, x: x[1, 0].add_(1),
+    "add_": lambda M, x: x.add_(1),
+    "copy_": lambda M, x: x.copy_(M.ones(2, 2)),
+    "clamp_": lambda M, x: x.clamp_(0, 2),
+    "scatter_": lambda M, x: x.scatter_(0, M.tensor([[1, 0]]), 3.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPANDED_WRITES))
+def test_write_into_expanded(name):
+    both(_expanded_write(EXPANDED_WRITES[name]))
+
+
+def test_backward_through_write_into_expanded_view():
+    # CopySlices copies the gradient into the overlapping view's region: PyTorch refuses
+    def f(M):
+        x = M.tensor(1.5, dtype=M.float64, requires_grad=True) * 1
+        y = x.expand(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y.masked_fill_(M.tensor([True, False]), 2.0)
+        try:
+            y.sum().backward()
+        except RuntimeError as e:
+            return y.grad_fn, str(e)
+        return y.grad_fn
+    both(f)

@@ -44,10 +44,37 @@ def _minimal_report(prog: Program, f) -> str:
     return report(prog, f)
 
 
+# Disagreements that remain on purpose, each with its reason (README, "Known differences"):
+# seed -> (reason, the findings' keys (phase, kind, where)). A chunk passes over exactly these;
+# test_known_findings_are_still_there fails once one is fixed, so the entry gets removed.
+ZERO_TENSOR = "torch's sgn gives an immutable ZeroTensor gradient/tangent; ember has none"
+LAZY_CONJ = "torch's conj() is a lazy view (conj bit); ember's copies"
+KNOWN: dict[int, tuple[str, set]] = {
+    337: (LAZY_CONJ, {("rev", "target.fn", "add_"), ("rev", "target.val", "reciprocal_")}),
+    362: (ZERO_TENSOR, {("fwd", "missing_error", "clamp_")}),
+    627: (ZERO_TENSOR, {("rev", "missing_error", "backward")}),
+    911: (LAZY_CONJ, {("rev", "final.leaf", "final"), ("rev", "final.rg", "final"),
+                      ("rev", "final.val", "final")}),
+}
+
+
+def _unexpected(seed: int) -> list:
+    """The findings of ``seed`` that are not listed in KNOWN."""
+    excused = KNOWN.get(seed, ("", set()))[1]
+    return [(p, f) for p, f in check_seed(seed) if f.key not in excused]
+
+
+@pytest.mark.parametrize("seed", sorted(KNOWN))
+def test_known_findings_are_still_there(seed: int) -> None:
+    found = {f.key for _, f in check_seed(seed)}
+    fixed = KNOWN[seed][1] - found
+    assert not fixed, f"seed {seed}: {sorted(fixed)} no longer disagree: remove them from KNOWN"
+
+
 @pytest.mark.parametrize("chunk", range(N_CHUNKS))
 def test_fuzz_chunk(chunk: int) -> None:
     seeds = range(chunk * CHUNK, (chunk + 1) * CHUNK)
-    failures = [(s, p, f) for s in seeds for p, f in check_seed(s)]
+    failures = [(s, p, f) for s in seeds for p, f in _unexpected(s)]
     if failures:
         lines = [f"seed {s} [{p.mode}] {f.kind} at {f.where}" for s, p, f in failures]
         s, p, f = failures[0]

@@ -60,9 +60,9 @@ def promoted(a, b, int_to_float: bool = False):
 def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     """Call a two-operand op with PyTorch's type promotion."""
     tb = type(b)
-    if tb is float and type(a) is Tensor and a._data.dtype.kind == "f" \
+    if tb is float and isinstance(a, Tensor) and a._data.dtype.kind == "f" \
             and type(a._data) is np.ndarray:
-        # the common case: float tensor with a Python float
+        # the common case: float tensor (or nn.Parameter) with a Python float
         return wrap_one(op, a, params, op.fwd(a._data, b, *params), b)
     if tb is not Tensor and not isinstance(b, Tensor):
         b = to_operand(b)
@@ -289,11 +289,7 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
         try:
             np.copyto(self._data, out, casting="unsafe")
         except ValueError:  # a read-only broadcast (expanded) array
-            if self._data.size:   # (nothing is written to an empty one: no overlap)
-                raise RuntimeError(
-                    "unsupported operation: more than one element of the written-to tensor refers "
-                    "to a single memory location. Please clone() the tensor before performing the "
-                    "operation.") from None
+            _write_expanded(op, self._data, out)
     self._vc.v += 1
     if node is not None:
         if op.save_out:
@@ -309,6 +305,65 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
     if fw is not None:
         write_tangent(self, fw)
     return self
+
+
+# ops PyTorch lets write into a tensor whose elements share memory (an expanded one): fill_ and
+# zero_ silently, the index and mask fills with a deprecation warning (name, example, source line)
+_EXPANDED_OK = {"fill_": None, "zero_": None,
+                "masked_fill": ("masked_fill_", "mask] = scalar", 2450),
+                "masked_fill_tensor": ("masked_fill_", "mask] = scalar", 2450),
+                "index_fill": ("index_fill_", "mask] = scalar", 1913),
+                "index_fill_tensor": ("index_fill_", "mask] = scalar", 1913),
+                "index_put": ("index_put_", "indices] = tensor", 976)}
+SELF_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
+                "a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
+class _Writable:
+    """An array interface over ``a``'s memory that is not read-only."""
+
+    def __init__(self, a: np.ndarray):
+        i = dict(a.__array_interface__)
+        i["data"] = (i["data"][0], False)
+        self.__array_interface__ = i
+        self.base = a
+
+
+def _write_expanded(op: Op, d: np.ndarray, out) -> None:
+    """Write ``out`` into read-only view ``d`` of a writable buffer (an expand, or a view of
+    one), as PyTorch does: refused when elements share memory unless ``op`` allows it (then
+    only the elements that change are written, so a fill at one position reaches its aliases);
+    a view without internal overlap (one element of an expand) is written plainly."""
+    if not d.size:   # nothing is written to an empty one: no overlap
+        return
+    root = d
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.writeable:
+        raise RuntimeError(SELF_OVERLAP)
+    if any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        if op.name not in _EXPANDED_OK:
+            raise RuntimeError(SELF_OVERLAP)
+        how = _EXPANDED_OK[op.name]
+        if how is not None:
+            import warnings
+            warnings.warn(
+                f"Use of {how[0]} on expanded tensors is deprecated. Please clone() the tensor "
+                f"before performing this operation. This also applies to advanced indexing e.g. "
+                f"tensor[{how[1]} (Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/"
+                f"native/TensorAdvancedIndexing.cpp:{how[2]}.)", UserWarning, stacklevel=4)
+    write_changed(d, out)
+
+
+def write_changed(d: np.ndarray, out) -> None:
+    """Write only the elements of ``out`` that differ from read-only view ``d``'s (of a
+    writable buffer), so that a write at one position of an expand reaches its aliases."""
+    out = np.asarray(out).astype(d.dtype, copy=False)
+    changed = out != d
+    if d.dtype.kind == "f":   # -0.0 over 0.0 is a change too
+        changed |= np.signbit(out) != np.signbit(d)
+    np.copyto(np.asarray(_Writable(d)), out, where=changed)
 
 
 def _write_base_tangent(base: Tensor, view: Tensor, fw: Tensor) -> None:

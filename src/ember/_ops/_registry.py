@@ -37,7 +37,7 @@ class Op:
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
                  "linear", "n_out", "diff_out", "is_view", "ufunc", "names", "save_if",
-                 "index_params", "inference_via")
+                 "index_params", "inference_via", "saved_outs")
 
     def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
                  elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
@@ -52,6 +52,9 @@ class Op:
         self.linear = linear
         self.n_out = n_out
         self.diff_out = diff_out if diff_out is not None else tuple(range(n_out))
+        # save_out: True saves every differentiable output; a tuple of output indices saves only
+        # those (PyTorch saves just what the backward formula reads, e.g. std_mean's result0)
+        self.saved_outs = self.diff_out if save_out is True else tuple(save_out or ())
         self.is_view = is_view
         self.ufunc = ufunc
         # names of the saved values then the params, as nodes expose them (``_saved_<name>``);
@@ -148,7 +151,7 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
             saved.append(t)
         j += 1
     if op.save_out:
-        for k in op.diff_out:
+        for k in op.saved_outs:
             o = outs[k]
             vc = o._vc
             saved.append((o._data, vc, vc.v, k))

@@ -1,10 +1,11 @@
 """Matrix products: matmul (all ranks), mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm
 and einsum.
 
-The forward always runs one NumPy call (``np.matmul`` / ``np.einsum``); PyTorch's routing through
-dot / mv / mm / fold / bmm only decides the shape checks, error messages and the name of the
-final backward node, which ``_matmul_route`` reproduces. The VJPs are written once for both
-namespaces and skip inputs that need no gradient.
+Each product runs one NumPy call (``np.matmul`` / ``np.einsum``). ``matmul`` follows PyTorch's
+routing through dot / mv / mm / fold / bmm: the view ops it applies to the operands run for real
+(so backward saves what PyTorch saves), the product and its final view are one node;
+``_matmul_route`` gives that node's name without running anything (for linear and attention).
+The VJPs are written once for both namespaces and skip inputs that need no gradient.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import numpy as np
 
 from .. import _dtype as D
 from .._batched import BatchedArray as _BA
-from .._tensor import Tensor, Version, _make, _scalar_name
+from .._tensor import Tensor, Version, _make, _scalar_name, _view_of
+from ..autograd.grad_mode import STATE
 from ._dispatch import _type_name
-from ._registry import Op, apply, method, ns_fn
+from ._registry import Op, _edge_rec, apply, method, ns_fn
 
 __all__ = [
     "addmm",
@@ -153,10 +155,52 @@ DOT = _mk("dot", names=("self", "tensor"))
 MV = _mk("mv", names=("self", "vec"))
 MM = _mk("mm", names=("self", "mat2"))
 BMM = _mk("bmm", names=("self", "mat2"))
-MM_SQUEEZE = _mk("matmul_squeeze", "SqueezeBackward4")
-MM_VIEW = _mk("matmul_view", "UnsafeViewBackward0")
-MM_T = _mk("matmul_t", "TransposeBackward0")
-MM_CLONE = _mk("matmul_clone", "CloneBackward0")
+
+
+# PyTorch's matmul folds or expands its operands with view ops (reshape, mT, t, unsqueeze,
+# expand), multiplies them with mm / mv / bmm and views the product back. Ember runs those view
+# ops for real (so the tensors saved for backward are PyTorch's: folded views, or copies where its
+# reshape copies) but fuses the product with the last step into one node named after it.
+
+def _swap_np(x):
+    return np.swapaxes(x, -1, -2)
+
+
+ns_fn("swap", _swap_np, lambda x: x.transpose(-1, -2))
+
+
+def _fold_post(post):
+    def fwd(x, y, inner, shape):
+        r = _np_matmul(x, y).reshape(shape)
+        if post is None:
+            return r
+        r = np.swapaxes(r, -1, -2)
+        return np.ascontiguousarray(r) if post == "clone" else r
+
+    def vjp(ns, g, need, x, y, inner, shape):
+        if post is not None:
+            g = ns.swap(g)
+        return _matmul_vjp(ns, g.reshape(inner), need, x, y)
+
+    def jvp(ns, tangents, primals, outs, inner, shape):
+        r = _matmul_jvp(ns, tangents, primals, outs).reshape(shape)
+        if post is None:
+            return r
+        r = r.transpose(-1, -2)
+        return r.contiguous() if post == "clone" else r
+    return fwd, vjp, jvp
+
+
+def _mk_fold(name, node, post=None):
+    fwd, vjp, jvp = _fold_post(post)
+    return Op(name, fwd, vjp, jvp, saves=(0, 1), node=node, names=("self", "mat2"),
+              save_if=(1, 0))
+
+
+MM_SQUEEZE = _mk_fold("matmul_squeeze", "SqueezeBackward4")
+MM_VIEW = _mk_fold("matmul_view", "UnsafeViewBackward0")
+MM_T = _mk_fold("matmul_t", "TransposeBackward0", "t")
+MM_CLONE = _mk_fold("matmul_clone", "CloneBackward0", "clone")
 
 
 def _lname(t) -> str:
@@ -257,6 +301,10 @@ def _broadcast_shapes(s1, s2) -> tuple:
     return tuple(out)
 
 
+def _needs_grad(t) -> bool:
+    return t.requires_grad if isinstance(t, Tensor) else t._rg
+
+
 def _should_fold(a, b) -> bool:
     d1, d2 = a._data.ndim, b._data.ndim
     larger = d1 >= d2
@@ -264,7 +312,7 @@ def _should_fold(a, b) -> bool:
     dim_t2 = d2 if larger else d1
     if not (dim_t1 >= 3 and dim_t2 <= 2):
         return False
-    if (b if larger else a)._rg:
+    if _needs_grad(b if larger else a):
         return True
     if d1 == 2:
         return False
@@ -277,8 +325,8 @@ def _should_fold(a, b) -> bool:
 
 
 def _matmul_route(a, b) -> Op:
-    """PyTorch's matmul dispatch: runs its checks and gives the op whose node name the result's
-    grad_fn takes."""
+    """PyTorch's matmul dispatch on operands that need not be tensors (``nn_misc._Operand``): runs
+    its checks and gives the op whose node name the result's grad_fn takes."""
     sa, sb = a._data.shape, b._data.shape
     da, db = len(sa), len(sb)
     ta, tb = a._data.dtype, b._data.dtype
@@ -329,15 +377,108 @@ def _matmul_route(a, b) -> Op:
     return MM_VIEW
 
 
+def _alias(t: Tensor) -> Tensor:
+    """A view of all of ``t`` standing for PyTorch's no-op ``expand`` + ``reshape`` of a batched
+    operand: saved for backward instead of ``t``, it shares its version counter and, once ``t`` is
+    modified in place, reports an AsStrided history as PyTorch's saved view does. It leads where
+    ``t`` does."""
+    e = _edge_rec(t)
+    v = _view_of(t, t._data)
+    if e[0] is not None:
+        v._fn, v._onr, v._rg = e[0], e[1], True
+    return v
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    """``torch.matmul``: dot, matrix-vector, matrix-matrix or broadcast batched product."""
+    """``torch.matmul``: dot, matrix-vector, matrix-matrix or broadcast batched product, routed
+    (checks, folds, saved tensors, node names) as PyTorch's ``_matmul_impl``."""
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad = input if not isinstance(input, Tensor) else other
         raise TypeError(f"matmul(): argument '{'input' if bad is input else 'other'}' "
                         f"(position {1 if bad is input else 2}) must be Tensor, not "
                         f"{type(bad).__name__}")
-    op = _matmul_route(input, other)
-    return apply(op, (input, other))
+    a, b = input._data, other._data
+    sa, sb = a.shape, b.shape
+    da, db = len(sa), len(sb)
+    if da == 2 and db == 2:
+        _check_mm(sa, sb, a.dtype, b.dtype)
+        return apply(MM, (input, other))
+    if da == 3 and db == 3 and sa[0] == sb[0] and STATE.fw_level < 0:
+        # bmm of equal batches: PyTorch's expand and reshape are no-ops, whose views stand-ins
+        # replace (one node in all)
+        _check_bmm(sa, sb, a.dtype, b.dtype)
+        if STATE.grad:
+            if input._rg or input._base is not None and input.requires_grad:
+                input = _alias(input)
+            if other._rg or other._base is not None and other.requires_grad:
+                other = _alias(other)
+        return apply(MM_VIEW, (input, other), (sa[:2] + sb[2:],) * 2)
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D "
+                           f"and {db}D")
+    ta, tb = a.dtype, b.dtype
+    if da == 1 and db == 1:
+        _check_dot(input, other)
+        return apply(DOT, (input, other))
+    if da == 2 and db == 1:
+        _check_mv(sa, sb, ta, tb)
+        return apply(MV, (input, other))
+    if da == 1 and db == 2:
+        _check_mm((1,) + sa, sb, ta, tb)
+        return apply(MM_SQUEEZE, (input.unsqueeze(0), other), ((1, sb[1]), (sb[1],)))
+    if da == 3 and db == 3 and sa[0] != sb[0]:
+        if sa[0] == 1 and input.requires_grad:
+            return matmul(input.squeeze(0), other)
+        if sb[0] == 1 and other.requires_grad:
+            return matmul(input, other.squeeze(0))
+    if _should_fold(input, other):
+        return _matmul_fold(input, other)
+    n = sa[-2] if da > 1 else 1
+    m1 = sa[-1]
+    m2 = sb[-2] if db > 1 else sb[0]
+    p = sb[-1] if db > 1 else 1
+    batch = _broadcast_shapes(sa[:max(da - 2, 0)], sb[:max(db - 2, 0)])
+    bp = _prod(batch)
+    _check_bmm((bp, n, m1), (bp, m2, p), ta, tb)
+    inner = (bp, n, p)
+    x = input.expand(batch + (n, m1)).reshape(bp, n, m1)
+    y = (other.unsqueeze(-1) if db == 1 else other).expand(batch + (m2, p)).reshape(bp, m2, p)
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    return apply(MM_VIEW, (x, y), (inner, shape))
+
+
+def _matmul_fold(input: Tensor, other: Tensor) -> Tensor:
+    """PyTorch's folded matmul: the larger operand (transposed when it is the second) reshaped
+    to a matrix, one mm or mv, the product viewed back (and transposed back)."""
+    sa, sb = input._data.shape, other._data.shape
+    da, db = len(sa), len(sb)
+    ta, tb = input._data.dtype, other._data.dtype
+    transpose = db > da
+    if transpose:   # t1 = other.mT, t2 = input.t() or input
+        s1 = sb[:-2] + (sb[-1], sb[-2])
+        folded = (_prod(s1[:-1]), s1[-1])
+        if da == 2:
+            _check_mm(folded, (sa[1], sa[0]), tb, ta)
+        else:
+            _check_mv(folded, sa, tb, ta)
+    else:
+        s1 = sa
+        folded = (_prod(sa[:-1]), sa[-1])
+        if db == 2:
+            _check_mm(folded, sb, ta, tb)
+        else:
+            _check_mv(folded, sb, ta, tb)
+    t1 = (other.mT if transpose else input).reshape(folded)
+    t2 = (input.t() if da == 2 else input) if transpose else other
+    shape = s1[:-1]
+    if t2._data.ndim == 1:
+        return apply(MM_VIEW, (t1, t2), (folded[:1], shape))
+    p = t2._data.shape[1]
+    shape = shape + (p,)
+    op = MM_VIEW
+    if transpose:   # output.mT.contiguous(): a copy unless the transpose is contiguous already
+        op = MM_T if p <= 1 or sb[-1] == 1 or _prod(s1) == 0 else MM_CLONE
+    return apply(op, (t1, t2), ((folded[0], p), shape))
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:

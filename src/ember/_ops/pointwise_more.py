@@ -471,6 +471,14 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
             f"{_type_name(condition.dtype)}")
     a, b = to_operand(input), to_operand(other)
     (da, db), rt = _promote_all((a, b))
+    # with a number on one side PyTorch's composite casts the tensor to the result type first:
+    # a ToCopyBackward0 that gives a real input the real part of a complex gradient
+    if isinstance(a, Tensor) and a.requires_grad and a.dtype is not rt \
+            and not isinstance(b, Tensor):
+        a = a.to(rt)
+    elif isinstance(b, Tensor) and b.requires_grad and b.dtype is not rt \
+            and not isinstance(a, Tensor):
+        b = b.to(rt)
     out = np.where(condition._data, da, db).astype(rt.np, copy=False)
     return wrap_outputs(WHERE, (condition, a, b), (), out)
 

@@ -541,7 +541,7 @@ def _std_vjp(ns, g, need, x, out, dims, keepdim, correction):
 def _pair_vjp(is_std):
     def vjp(ns, g, need, x, *rest):
         if is_std:
-            out, _m, dims, keepdim, correction = rest
+            out, dims, keepdim, correction = rest
         else:
             dims, keepdim, correction = rest
         gv, gm = g
@@ -574,7 +574,7 @@ VAR_MEAN = Op("var_mean", lambda x, d, k, c: (_var_np(x, d, k, c), np.mean(x, d,
               _pair_vjp(False), _pair_jvp(False), saves=(0,), n_out=2)
 STD_MEAN = Op("std_mean", lambda x, d, k, c: (np.sqrt(_var_np(x, d, k, c)),
                                               np.mean(x, d, keepdims=k)),
-              _pair_vjp(True), _pair_jvp(True), saves=(0,), save_out=True, n_out=2)
+              _pair_vjp(True), _pair_jvp(True), saves=(0,), save_out=(0,), n_out=2)
 
 
 def _var_args(name, input, dim, unbiased, keepdim, correction):

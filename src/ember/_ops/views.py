@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from weakref import WeakSet
 
 import numpy as np
 
 from .._tensor import Tensor, _is_contiguous, _wrap_dim
 from ..autograd.graph import Node
-from ._dispatch import apply
+from ._dispatch import SELF_OVERLAP, apply
 from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
 
 __all__ = [
@@ -901,6 +902,10 @@ def geo_scatter(ns, g, idx, base_shape, mode):
     return ns.scatter_add_flat(ns.view_as_real(g), idx, base_shape)
 
 
+# CopySlices nodes over views whose elements share memory
+_OVERLAPPING: WeakSet = WeakSet()
+
+
 class CopySlices(Node):
     """The base's new history after an in-place op on one of its views: the gradient for the
     view's region goes through the in-place op's node, the rest flows to the old history."""
@@ -918,6 +923,10 @@ class CopySlices(Node):
         ns = EM if graph else NP
         region = geo_take(ns, G, idx, mode)
         res = call_node(inner, [region], graph)
+        if res[0] is not None and self in _OVERLAPPING:
+            # PyTorch copies the gradient into an as_strided slice of the base's: refused where
+            # the view's elements share memory (an expand written by masked_fill_ and the like)
+            raise RuntimeError(SELF_OVERLAP)
         g_self = res[0] if res[0] is not None else ns.zeros_of(region, region.shape)
         out = geo_put(ns, G, idx, g_self, mode)
         return (out,) + tuple(res[1:])
@@ -957,6 +966,9 @@ def rebase_view(view: Tensor, node) -> None:
     cs._saved = ()
     cs._params = (idx, mode, node)
     cs._next = (edge(base),) + node._next[1:]
+    d = view._data
+    if d.size and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        _OVERLAPPING.add(cs)
     set_history(base, cs, 0)
     set_history(view, as_strided_node(view, base), 0)
     view._av = view._vc.v

@@ -128,8 +128,39 @@ def call_node(node, grads, graph: bool | None = None):
     return res if isinstance(res, tuple) else (res,)
 
 
-def _fix(g, e, graph: bool):
-    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype."""
+# PyTorch's engine checks each gradient against its input (validate_outputs): a complex
+# gradient for a real input is refused. Most of its formulas never hand one on, as they take the
+# real part for a real input (handle_r_to_c); ember's formulas are dtype-agnostic and leave that
+# to _fix. These nodes' formulas in PyTorch do not, so the gradient reaches the check and fails.
+_R2C_REFUSED = frozenset({
+    "WhereBackward0", "MaskedFillBackward1", "IndexFillBackward1", "FillBackward3",
+    "DistBackward0", "LogaddexpBackward0", "SumBackward0", "SumBackward1", "MeanBackward0",
+    "MeanBackward1", "ProdBackward0", "ProdBackward1", "CumprodBackward0", "NansumBackward0",
+})
+R2C_ERROR = ("Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex)"
+             " to be true, but got false.  (Could this error message be improved?  If so, please "
+             "report an enhancement request to PyTorch.)")
+
+
+def _real_part_of(node) -> bool:
+    """Whether ``node``'s formula takes the real part of a complex gradient for a real input
+    (PyTorch's handle_r_to_c): built-in ops mostly do, custom Functions never (their backward
+    must return a real gradient itself)."""
+    if node is None:
+        return True
+    if node.op is None:
+        from .._ops.views import CopySlices
+        if type(node) is CopySlices:
+            return _real_part_of(node._params[2])   # what the in-place op's formula does
+        from .function import BackwardCFunction
+        return not isinstance(node, BackwardCFunction)
+    return type(node).__name__ not in _R2C_REFUSED
+
+
+def _fix(g, e, graph: bool, node=None):
+    """Reduce a broadcast gradient to its input's shape and cast it to the input's dtype, or
+    refuse a complex one for a real input as PyTorch's engine does where ``node``'s formula
+    hands it on."""
     shape, dt = e[2], e[3]
     if graph:
         if g._data.shape != shape:
@@ -137,13 +168,19 @@ def _fix(g, e, graph: bool):
         if g._data.dtype != dt:
             from .._dtype import _FROM_NP
             if g.is_complex() and dt.kind != "c":
+                if not _real_part_of(node):
+                    raise RuntimeError(R2C_ERROR)
                 g = g.real          # a real input's gradient is the real part, as in PyTorch
             g = g.to(_FROM_NP[dt])
         return g
     if g.shape != shape:
         g = _sum_to(g, shape)
     if g.dtype != dt:
-        g = (g.real if g.dtype.kind == "c" and dt.kind != "c" else g).astype(dt)
+        if g.dtype.kind == "c" and dt.kind != "c":
+            if not _real_part_of(node):
+                raise RuntimeError(R2C_ERROR)
+            g = g.real
+        g = g.astype(dt)
     return g
 
 
@@ -151,8 +188,17 @@ def _sum_to(g, shape):
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape)
                                       if s == 1 and g.shape[i + lead] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
+    if not axes:
+        return g
+    if type(g) is np.ndarray and g.dtype.kind in "fc":
+        # summed straight into an array of the input's shape (a reshape afterwards would make
+        # a view, which a leaf's accumulator could not adopt as its .grad); a C-ordered array
+        # reshapes to the kept sizes as a view of itself
+        out = np.empty_like(g, shape=shape, order="C")
+        g.sum(axis=axes, out=out.reshape(tuple(n for i, n in enumerate(g.shape)
+                                               if i not in axes)))
+        return out
+    g = g.sum(axis=axes, keepdims=True)
     if lead:
         g = g.reshape(shape)
     return g
@@ -169,8 +215,10 @@ def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
             else:
                 g = _raw(g)
                 d = t._data
-                if steal and type(g) is np.ndarray and g.base is None and g.flags.writeable \
-                        and g.dtype == d.dtype and g.shape == d.shape and g.strides == d.strides:
+                # (an array owning its memory: not a view, nor memory a library lent NumPy)
+                if steal and type(g) is np.ndarray and g.base is None and g.flags.owndata \
+                        and g.flags.writeable and g.dtype == d.dtype and g.shape == d.shape \
+                        and (g.strides == d.strides or g.flags.c_contiguous and not _dense(d)):
                     new = g   # nobody else holds this fresh array: adopt it, as PyTorch does
                 else:
                     new = np.empty_like(d) if _dense(d) else np.empty(d.shape, d.dtype)
@@ -300,7 +348,10 @@ def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     if g is not None:
         grads[0] = None
         # references now: `g` here and getrefcount's argument; anything more is another holder
-        steal = not graph and x is None and sys.getrefcount(g) <= 2
+        # (another input's buffer, a retained grad, a view, the caller's `gradient=`, a tensor a
+        # hook kept). The engine drops its own before running the accumulator. A leaf with
+        # hooks never adopts: its hooks saw this array.
+        steal = not graph and (x is None or not x.hooks) and sys.getrefcount(g) <= 2
         accumulate_into(t, g, graph, steal)
     # (with no gradient too: PyTorch calls these hooks whenever the accumulator runs)
     if x is not None and x.post_acc:
@@ -559,7 +610,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         if type(g) is not np.ndarray and type(g) is not _BA:
                             g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
                         if g.shape != e[2] or (g.dtype is not e[3] and g.dtype != e[3]):
-                            g = _fix(g, e, False)
+                            g = _fix(g, e, False, node)
                         d = deps[m] - 1
                         deps[m] = d
                         buf = buffers.get(m)
@@ -581,6 +632,9 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                             buffers[pending] = pending_grads
                             heappush(heap, (-pending._seq, pending))
                         pending, pending_grads = m, buffers.pop(m, None)
+                # drop this frame's references to the gradients handed on, so that a leaf's
+                # accumulator finds a fresh one unshared and may adopt it
+                out = g = None
                 continue
             nxt = node._next
             if all(g is None for g in grads):
@@ -600,6 +654,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
             if not keep_graph:
                 _free(node)
             _propagate(node, out, graph, deps, buffers, heap)
+            out = None   # (as above: the buffers hold the gradients now, nothing else)
         for cb in callbacks:
             cb()
     finally:
@@ -662,12 +717,12 @@ def _propagate(node, out, graph, deps, buffers, heap):
                 if not isinstance(g, Tensor):
                     g = _as_tensor(np.asarray(g, e[3]))
                 if g._data.shape != e[2] or g._data.dtype != e[3]:
-                    g = _fix(g, e, graph)
+                    g = _fix(g, e, graph, node)
             else:
                 if not isinstance(g, np.ndarray) and type(g) is not _BA:
                     g = _raw(g) if isinstance(g, Tensor) else np.asarray(g, e[3])
                 if g.shape != e[2] or g.dtype != e[3]:
-                    g = _fix(g, e, graph)
+                    g = _fix(g, e, graph, node)
             buf = buffers.get(m)
             if buf is None:
                 buf = buffers[m] = [None] * m.n_out

@@ -165,6 +165,10 @@ def write_tangent(t, fw) -> None:
             o._fw = _make(z, Version(), False, None)
             _remember(o)
             tgt = fw_of(t)
+    if tgt is not None and type(fw._data) is np.ndarray and tgt._data.size and any(
+            st == 0 and n > 1 for st, n in zip(tgt._data.strides, tgt._data.shape)) \
+            and _expanded_write(tgt._data, fw._data):
+        return
     if tgt is None or type(fw._data) is not np.ndarray or not tgt._data.flags.writeable:
         from .._ops._dispatch import _write_base_tangent
         if t._base is not None:
@@ -173,6 +177,22 @@ def write_tangent(t, fw) -> None:
         _remember(t)
         return
     np.copyto(tgt._data, fw._data, casting="unsafe")
+
+
+def _expanded_write(d, new) -> bool:
+    """Write tangent ``new`` into ``d``, a read-only expanded view of a writable buffer, as the
+    in-place op wrote the primal (only the elements that change, so a write at one position
+    reaches its aliases); False when ``d`` is not such a view."""
+    import numpy as np
+
+    from .._ops._dispatch import write_changed
+    root = d
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.writeable:
+        return False
+    write_changed(d, new)
+    return True
 
 
 def make_dual(tensor, tangent, *, level: int | None = None):
@@ -266,7 +286,7 @@ def apply_jvp(op, inputs, params, outs) -> None:
     elif op.elementwise:
         saved = [primals[i] for i in op.saves]
         if op.save_out:
-            saved += [plain_outs[k] for k in op.diff_out]
+            saved += [plain_outs[k] for k in op.saved_outs]
         r = None
         for i, tg in enumerate(tangents):
             if tg is None:

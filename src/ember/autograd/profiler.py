@@ -235,7 +235,7 @@ class _ThreadState:
         np_ns, em_ns = _ENGINE_NS
         if args[0] is not np_ns:
             return orig(*args)
-        n_saved = len(op.saves) + (len(op.diff_out) if op.save_out else 0)
+        n_saved = len(op.saves) + len(op.saved_outs)
         try:
             g = args[1]
             g = tuple(_as_tensor(x) for x in g) if isinstance(g, (tuple, list)) \

@@ -97,7 +97,8 @@ def _saved_names(node) -> list:
         return list(op.names)
     names = [_DEFAULT_INPUT_NAMES[i] if i < 4 else f"input{i}" for i in op.saves]
     if op.save_out:
-        names += ["result"] if len(op.diff_out) == 1 else [f"result{k}" for k in op.diff_out]
+        names += (["result"] if op.save_out is True and len(op.diff_out) == 1 else
+                  [f"result{k}" for k in op.saved_outs])
     return names
 
 
@@ -121,7 +122,7 @@ def saved_attribute(node, name: str):
                 return n
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     i = names.index(key)
-    n_saved = len(node.op.saves) + (len(node.op.diff_out) if node.op.save_out else 0)
+    n_saved = len(node.op.saves) + len(node.op.saved_outs)
     if i >= n_saved:
         v = node._params[i - n_saved]
         return tuple(int(s) for s in v) if key.endswith("_sym_sizes") else v
@@ -159,7 +160,7 @@ def saved_names(node) -> list:
     """The ``_saved_*`` and ``_raw_saved_*`` attributes a node offers (for ``dir``)."""
     names = [n for n in _saved_names(node) if isinstance(n, str)]
     op = node.op
-    n_saved = 0 if op is None else len(op.saves) + (len(op.diff_out) if op.save_out else 0)
+    n_saved = 0 if op is None else len(op.saves) + len(op.saved_outs)
     out = ["_saved_" + n for n in names]
     out += ["_raw_saved_" + n for n in names[:n_saved]]
     return out
