@@ -1,6 +1,16 @@
-"""``ember.nn``: for now the functional namespace (``ember.nn.functional``)."""
+"""``ember.nn``: modules, parameters, initialisers and the functional namespace
+(``torch.nn``)."""
 from __future__ import annotations
 
-from . import functional
+from . import functional, init, modules, parameter, utils
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import (
+    Buffer,
+    Parameter,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
-__all__ = ["functional"]
+__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional",
+           "init", "modules", "parameter", "utils", *_modules_all]
