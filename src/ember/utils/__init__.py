@@ -1,0 +1,4 @@
+"""``torch.utils``: the data-loading utilities (``ember.utils.data``)."""
+from . import data
+
+__all__ = ["data"]
