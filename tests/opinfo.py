@@ -8,6 +8,7 @@ input that requires grad, and the forward-mode tangents.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -51,6 +52,10 @@ def to_ember(x, leaves: dict):
         return [to_ember(i, leaves) for i in x]
     if isinstance(x, dict):
         return {k: to_ember(v, leaves) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and hasattr(ember.nn, type(x).__name__):
+        # an options object (LinearCrossEntropyOptions): ember's own, same fields
+        return getattr(ember.nn, type(x).__name__)(
+            **{f.name: to_ember(getattr(x, f.name), leaves) for f in dataclasses.fields(x)})
     return x
 
 

@@ -798,3 +798,189 @@ def test_backward_through_write_into_expanded_view():
             return y.grad_fn, str(e)
         return y.grad_fn
     both(f)
+
+
+# ---- fuzzer group 2 findings --------------------------------------------------------------
+
+def _outcome(fn):
+    try:
+        return fn()
+    except RuntimeError as e:
+        return "RuntimeError: " + str(e)[:80]
+
+
+def test_abs_and_nansum_refuse_complex():
+    def f(M):
+        z = M.tensor([1 + 1j, -2j])
+        return (_outcome(lambda: z.abs_()), _outcome(lambda: z.absolute_()),
+                _outcome(lambda: z.nansum()), M.tensor([-1.5]).abs_(),
+                _outcome(lambda: M.tensor([1j], requires_grad=True).abs_()))
+    both(f)
+
+
+def test_inplace_checks_leaf_before_inference():
+    def f(M):
+        with M.inference_mode():
+            x = M.tensor(0.6, dtype=M.float64, requires_grad=True)
+        return _outcome(lambda: x.copy_(M.tensor(0.9))), _outcome(lambda: x.mul_(2))
+    both(f)
+
+
+def test_copy_into_itself_and_into_integers():
+    def f(M):
+        e = M.tensor([[0.8]], dtype=M.float64).sum(1, keepdim=True).expand(-1, 3)
+        e.copy_(e)   # the kernel returns at once: no self-overlap refusal
+        r = M.tensor([1.4], dtype=M.float64, requires_grad=True)
+        i = M.tensor([1])
+        i.copy_(r)   # an integer tensor records nothing
+        a = (r * 1).clone()
+        a.copy_(a)
+        return e, e._version, i, i.requires_grad, i.grad_fn, type(a.grad_fn).__name__
+    both(f)
+
+
+def test_setitem_strips_every_leading_one_of_the_value():
+    def f(M):
+        x = M.tensor([[[1.4, 1.5], [0.5, 0.8]]], dtype=M.float64)
+        v, _ = x.split(1, -1)
+        v[M.tensor([0])] = v   # a (2, 1) view of itself: too hard to tell, allowed
+        y = M.zeros(3)
+        y[[0]] = M.ones(1, 1)
+        z = M.zeros(2, 1)
+        return x, y, _outcome(lambda: z.__setitem__(M.tensor([0]), z))
+    both(f)
+
+
+def test_std_of_a_constant_slice_has_zero_tangent():
+    def f(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            x = fw.make_dual(M.tensor([0.87] * 3, dtype=M.float64),
+                             M.tensor([-1.2] * 3, dtype=M.float64))
+            s, m = M.std_mean(x.unsqueeze(0), 1)
+            return s, fw.unpack_dual(s).tangent, M.std(x).item()
+    both(f)
+
+
+def test_advanced_index_result_layout():
+    # PyTorch's index kernel lays the result out after the source's strides, and the gradient
+    # of an as_strided view of it follows that layout
+    def f(M):
+        a = M.tensor(np.arange(48.).reshape(2, 3, 4, 2) / 50 + 0.3, requires_grad=True)
+        t = a[:, M.tensor([2, 0, 1])]
+        s = a.permute(2, 0, 3, 1)[:, M.tensor([[1, 0]]), :, M.tensor([0, 2])]
+        c = t.cumsum(dim=2)
+        c.as_strided((2, 1), (1, 2), 27).sum().backward()
+        return t.stride(), s.shape, s.stride(), a.grad
+    both(f)
+
+
+def test_node_without_gradient_still_checks_saved_versions():
+    def f(M):
+        x = M.tensor([1.0, 2.0], requires_grad=True)
+        a = x.clone()
+        b = a.sin()
+        a.add_(1)
+        c = b.norm(0) + x.sum()   # norm(0) hands SinBackward0 no gradient
+        return _outcome(lambda: c.backward())
+    both(f)
+
+
+def _any_error(fn):
+    try:
+        return fn()
+    except Exception as e:   # noqa: BLE001 - the type is part of what is compared
+        return type(e).__name__ + ": " + str(e)[:100]
+
+
+def test_pow_exponent_gradient_reads_the_saved_result():
+    # fuzzer seeds 2438, 2449, 4909: PyTorch's pow_backward_exponent uses the saved result, so a
+    # change made through .data shows and double backward differentiates through the result
+    def f(M):
+        x = M.tensor(-0.2, dtype=M.float64, requires_grad=True)
+        y = 1.5 ** x
+        y.data.mul_(-0.5)
+        g1, = M.autograd.grad(y * 3, x)
+        z = M.tensor([0.8 + 0.3j], dtype=M.complex128, requires_grad=True)
+        r = 1.5 ** z
+        gz, gr = M.autograd.grad((r.exp() * 2).real.sum(), [z, r], create_graph=True)
+        h = M.autograd.grad((gz * (1 - 2j)).real.sum(), [z, r], allow_unused=True)
+        b = M.tensor([1.2, 0.7], dtype=M.float64, requires_grad=True)
+        e = M.tensor([0.5, 2.0], dtype=M.float64, requires_grad=True)
+        p = b ** e
+        ge, gp = M.autograd.grad(p.sum(), [e, p], create_graph=True)
+        return g1, h, M.autograd.grad(ge.sum(), [b, p], allow_unused=True)
+    both(f)
+
+
+def test_ops_save_what_pytorch_saves():
+    # fuzzer seeds 2905, 3207, 4493: masked_select and take save self, index_add and index_copy
+    # save source (when its gradient is needed): changing it in place makes backward refuse
+    def f(M):
+        out = []
+        for build in (lambda x, s: x.masked_select(x > 0.5),
+                      lambda x, s: x.take(M.tensor([0, 3])),
+                      lambda x, s: M.zeros(3, 2).index_add(0, M.tensor([0, 2]), s),
+                      lambda x, s: M.zeros(3, 2).index_copy(0, M.tensor([0, 2]), s)):
+            x = M.tensor([[0.3, 0.9], [1.2, -0.4]], requires_grad=True)
+            xs = x * 1
+            y = build(xs, xs)
+            xs.mul_(2)
+            out.append(_outcome(lambda: y.sum().backward()))
+        s = M.ones(2, 2)   # no gradient needed for source: not saved
+        y = (M.zeros(3, 2, requires_grad=True) * 1).index_add(0, M.tensor([0, 2]), s)
+        s.mul_(2)
+        y.sum().backward()
+        return out, y.grad_fn.next_functions[0][0] is not None
+    both(f)
+
+
+def test_as_strided_counts_from_the_storage_start():
+    # fuzzer seeds 4300, 2421, 3040: as_strided of an as_strided view, a view reaching outside
+    # its input (no gradient flows there), PyTorch's refusals instead of reading past the buffer
+    def f(M):
+        t0 = M.tensor([1.4, -1.0, -0.8])
+        t2 = t0.as_strided((1,), (1,), 2).as_strided((1, 2), (3, 1), 1)
+        x = M.arange(8., requires_grad=True)
+        z = (x * 1)[2:5].as_strided((2, 2), (1, 1), 3)
+        g, = M.autograd.grad((z * z).sum(), x, create_graph=True)
+        e = (x * 1)[:0].as_strided((1,), (1,), 1)
+        ge, = M.autograd.grad(e.sum(), x)
+        errs = [_any_error(lambda a=a: t0[1:].as_strided(*a)) for a in
+                (((2,), (1,), 2), ((2,), (-1,), 1), ((2, 2), (1,), 0))]
+        return t2, t2.storage_offset(), g, M.autograd.grad(g.sum(), x), ge, errs
+    both(f)
+
+
+def test_roll_dims_of_a_zero_dim_tensor():
+    # fuzzer seeds 2252, 3608, 4870
+    def f(M):
+        x = M.tensor(0.9)
+        return (x.roll(1), _any_error(lambda: x.roll(1, 0)), _any_error(lambda: x.roll(1, -1)),
+                _any_error(lambda: x.roll((1, 1), (0, 0))))
+    both(f)
+
+
+def test_copies_are_laid_out_as_pytorch_lays_them_out():
+    # fuzzer seeds 3121, 3463, 3857, 4057, 4731: clone of a tensor that is not dense, an
+    # elementwise result whose operands disagree on layout (the first decides), expand's
+    # strides; views of the results succeed or fail as in PyTorch
+    def f(M):
+        a = M.tensor([[1.5, 1.7]], requires_grad=True).expand(2, -1, -1).clone()
+        b = M.ones(4, 3).t() + M.ones(3, 4)
+        c = M.ones(3, 4) + M.ones(4, 3).t()
+        d = M.arange(3.).reshape(1, 1, 1, 3).permute(2, 3, 0, 1) \
+            + M.arange(2.).reshape(2, 1, 1, 1).permute(2, 1, 0, 3)
+        e = M.arange(2.).reshape(1, 2, 1).permute(1, 2, 0).expand(2, 2, 1)
+        g = M.arange(6.).reshape(3, 2, 1).transpose(0, 1) / M.ones(3, 2, 1, 1, 1)
+        return (a.stride(), a.reshape(-1, 4).grad_fn, b.stride(), c.stride(), d.stride(),
+                e.stride(), g.stride(), _any_error(lambda: b.view(12)))
+    both(f)
+
+
+def test_matmul_with_empty_inner_dim_copies_the_transpose():
+    # fuzzer seed 2528: the product still has elements, so output.mT.contiguous() copies
+    def f(M):
+        a = M.ones(2, 0, requires_grad=True) * 1
+        return [type((a @ M.ones(s)).grad_fn).__name__ for s in ((1, 0, 2), (3, 0, 2))]
+    both(f)

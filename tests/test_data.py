@@ -339,6 +339,46 @@ def test_loader_tensor_dataset_and_iterable():
         same(list(e), list(t))
 
 
+def test_loader_tensor_dataset_batches_like_per_sample_collation():
+    # the loader gathers a TensorDataset batch in one take per tensor: same values, dtypes,
+    # history and errors as stacking the samples one by one
+    x = rng.standard_normal((9, 2, 3)).astype(np.float32)
+    y = np.arange(9, dtype=np.int32)[::-1].copy()
+    order = [[8, 0, 3], [-1, 2], [5, 5, 1, 7]]
+
+    class Doubled(TD.TensorDataset):
+        def __getitem__(self, i):
+            a, b = super().__getitem__(i)
+            return a * 2, b
+
+    class EDoubled(ED.TensorDataset):
+        def __getitem__(self, i):
+            a, b = super().__getitem__(i)
+            return a * 2, b
+
+    for ecls, tcls in [(ED.TensorDataset, TD.TensorDataset), (EDoubled, Doubled)]:
+        e = ED.DataLoader(ecls(ember.tensor(x), ember.tensor(y)), batch_sampler=order)
+        t = TD.DataLoader(tcls(torch.tensor(x), torch.tensor(y)), batch_sampler=order)
+        same(list(e), list(t))
+    e = list(ED.DataLoader(ED.TensorDataset(ember.tensor(x)), batch_size=4))[0][0]
+    e[0, 0, 0] = 100.0   # a fresh batch, not a view of the dataset
+    assert x[0, 0, 0] != 100.0
+    ew = ember.tensor(x, requires_grad=True)
+    tw = torch.tensor(x, requires_grad=True)
+    (eb,), (tb,) = (next(iter(L(D(w), batch_size=2))) for L, D, w in
+                    [(ED.DataLoader, ED.TensorDataset, ew), (TD.DataLoader, TD.TensorDataset, tw)])
+    assert eb.grad_fn.name() == tb.grad_fn.name()
+    with ember.inference_mode(), torch.inference_mode():
+        (eb,), (tb,) = (next(iter(L(D(w), batch_size=2))) for L, D, w in
+                        [(ED.DataLoader, ED.TensorDataset, ember.tensor(x)),
+                         (TD.DataLoader, TD.TensorDataset, torch.tensor(x))])
+        assert eb.is_inference() == tb.is_inference()
+    errors_alike(lambda: list(ED.DataLoader(ED.TensorDataset(ember.tensor(x)),
+                                            batch_sampler=[[1, 9]])),
+                 lambda: list(TD.DataLoader(TD.TensorDataset(torch.tensor(x)),
+                                            batch_sampler=[[1, 9]])))
+
+
 @pytest.mark.parametrize("kwargs", [
     {"batch_sampler": [[0]], "batch_size": 2}, {"batch_sampler": [[0]], "shuffle": True},
     {"batch_sampler": [[0]], "sampler": [0]}, {"batch_sampler": [[0]], "drop_last": True},

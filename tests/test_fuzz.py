@@ -55,6 +55,8 @@ KNOWN: dict[int, tuple[str, set]] = {
     627: (ZERO_TENSOR, {("rev", "missing_error", "backward")}),
     911: (LAZY_CONJ, {("rev", "final.leaf", "final"), ("rev", "final.rg", "final"),
                       ("rev", "final.val", "final")}),
+    # a complex .mH under no_grad: torch's is a view of a leaf requiring grad, ember's a copy
+    1233: (LAZY_CONJ, {("rev", "out.rg", "no_grad|.mH")}),
 }
 
 

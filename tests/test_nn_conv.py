@@ -745,3 +745,47 @@ def test_edge_cases(name):
 def test_padding_same_warns():
     with pytest.warns(UserWarning, match="padding='same' with even kernel"):
         E.conv2d(ember.ones(1, 1, 4, 4), ember.ones(1, 1, 2, 2), padding="same")
+
+
+# ---- conv_tbc -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("pad", [0, 1, 2, -1])
+def test_conv_tbc(pad, dtype):
+    """Values, gradients, second derivatives (PyTorch's composite backward: same values) and
+    the node against PyTorch; forward mode raises PyTorch's error."""
+    rng = np.random.default_rng(pad + 10)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((6, 2, 3), (3, 3, 4), (4,))]
+    out = {}
+    for lib in (ember, torch):
+        xs = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+        o = lib.nn.functional.conv_tbc(*xs, pad)
+        g = lib.from_numpy(np.linspace(-1, 1, o.numel()).reshape(tuple(o.shape)).astype(dtype))
+        g.requires_grad_()
+        gr = lib.autograd.grad(o, xs, g, create_graph=True)
+        gg = lib.autograd.grad((gr[0] * gr[0]).sum() + (gr[1] * gr[1]).sum(), xs[:2] + [g])
+        out[lib] = (o, gr, gg, o.grad_fn.name(), [t.requires_grad for t in gr])
+    (oe, ge, gge, ne, re_), (ot, gt, ggt, nt, rt) = out[ember], out[torch]
+    tol = {} if dtype == "float64" else {"rtol": 1e-5, "atol": 1e-5}
+    assert_same(oe, ot, **tol)
+    assert_same(list(ge), list(gt), **tol)
+    assert_same(list(gge), list(ggt), **tol)
+    assert ne == nt and re_ == rt
+    fw_e, fw_t = ember.autograd.forward_ad, torch.autograd.forward_ad
+
+    def dual(lib, fw):
+        xs = [lib.from_numpy(a.copy()) for a in arrays]
+        with fw.dual_level():
+            return lib.nn.functional.conv_tbc(fw.make_dual(xs[0], xs[0] * 0 + 1), *xs[1:], pad)
+    raises_same(lambda: dual(ember, fw_e), lambda: dual(torch, fw_t))
+
+
+def test_conv_tbc_errors():
+    rng = np.random.default_rng(5)
+    x, w, b = rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 3, 4)), np.zeros(4)
+
+    def call(lib, x, w, b, pad=0):
+        return lib.nn.functional.conv_tbc(*(lib.from_numpy(a.copy()) for a in (x, w, b)), pad)
+    for args in [(x[0], w, b), (x, w[0], b), (x, w, b[:2]), (x, w[:, :2], b), (x[:1], w, b),
+                 (x, w, b, -3)]:
+        raises_same(lambda: call(ember, *args), lambda: call(torch, *args))

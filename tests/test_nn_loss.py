@@ -688,3 +688,142 @@ def test_errors():
                 raises_both(case)
         except AssertionError as ex:
             raise AssertionError(f"error case {k}: {ex}") from None
+
+
+# ---- linear_cross_entropy -------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_opinfo_linear_cross_entropy(dtype):
+    """The reference path (options=None) and the chunked one ('mean'/'sum', 'none'): every
+    second sample of each variant (values, gradients, node names; tangents where PyTorch has
+    them, i.e. on the reference path only)."""
+    n = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for info in opinfos("nn.functional.linear_cross_entropy"):
+            for k, s in enumerate(info.sample_inputs("cpu", dtype, requires_grad=True)):
+                if k % 2 == 0:
+                    check_sample(info, s)
+                    n += 1
+    assert n > 150
+
+
+def _lce_inputs(lib, n=6, c=5, f=3, dtype="float64"):
+    rng = np.random.default_rng(7)
+    x = T(lib, rng.standard_normal((n, f)).astype(dtype)).requires_grad_()
+    w = T(lib, rng.standard_normal((c, f)).astype(dtype)).requires_grad_()
+    b = T(lib, rng.standard_normal(c).astype(dtype)).requires_grad_()
+    t = T(lib, np.array([0, 4, 1, -100, 2, 3][:n]))
+    return x, w, b, t
+
+
+@pytest.mark.parametrize("red", REDUCTIONS)
+@pytest.mark.parametrize("opts", [dict(), dict(batch_chunk_size=4, chunking_method=None),
+                                  dict(chunking_method="aspect_ratio:2"),
+                                  dict(allow_retain_graph=True, acc_policy="accurate")])
+def test_linear_cross_entropy_chunked(red, opts):
+    """Chunked results equal the reference path's, with PyTorch's nodes; the precomputed
+    gradients are consumed by the first backward unless ``allow_retain_graph``; a dual input
+    gives no tangent; the backward is not differentiable."""
+    res = {}
+    for lib in (ember, torch):
+        x, w, b, t = _lce_inputs(lib)
+        o = lib.nn.LinearCrossEntropyOptions(**opts)
+        loss = lib.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, reduction=red,
+                                                      options=o)
+        g = T(lib, np.linspace(0.5, 2.0, loss.numel()).reshape(tuple(loss.shape)))
+        grads = lib.autograd.grad(loss, (x, w, b), g, retain_graph=True)
+        again = None
+        try:
+            again = lib.autograd.grad(loss, (x, w, b), g)
+        except RuntimeError as ex:
+            again = str(ex)
+        ref = lib.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, reduction=red)
+        refg = lib.autograd.grad(ref, (x, w, b), g)
+        loss2 = lib.nn.functional.linear_cross_entropy(x, w, t, linear_bias=b, reduction=red,
+                                                       options=o)
+        g2 = lib.autograd.grad(loss2, x, g, create_graph=True)[0]
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            xd = fw.make_dual(x.detach(), x.detach() * 0 + 1)
+            tan = fw.unpack_dual(lib.nn.functional.linear_cross_entropy(
+                xd, w.detach(), t, reduction=red, options=o)).tangent
+        res[lib] = (loss, grads, again, ref, refg, loss2.grad_fn.name(), g2.requires_grad, tan)
+    (le, ge, ae, re_, rge, ne, dge, te), (lt, gt, at, rt, rgt, nt, dgt, tt) = res[ember], \
+        res[torch]
+    assert_same(le, lt)
+    assert_same(list(ge), list(gt))
+    assert_same(re_, rt)
+    assert_same(list(rge), list(rgt))
+    assert_same(le, rt)
+    assert_same(list(ge), list(rgt))
+    if isinstance(at, str):
+        assert ae == at
+    else:
+        assert_same(list(ae), list(at))
+    assert ne == nt.replace("torch::", "ember::")
+    assert dge == dgt and te is None and tt is None
+
+
+def test_linear_cross_entropy_unbatched_and_fallback():
+    """A 1-D input through the chunked path (SqueezeBackward1 on top); K-dimensional weights
+    and label smoothing fall back to the reference path with PyTorch's warning."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal(3), rng.standard_normal((4, 3))
+    w3, t3 = rng.standard_normal((4, 2, 3)), np.array([[0, 3], [1, 2]])
+    for case in [
+        lambda lib: lib.nn.functional.linear_cross_entropy(
+            T(lib, x).requires_grad_(), T(lib, w), T(lib, np.array(2)),
+            options=lib.nn.LinearCrossEntropyOptions()),
+        lambda lib: lib.nn.functional.linear_cross_entropy(
+            T(lib, x[None].repeat(2, 0)).requires_grad_(), T(lib, w3), T(lib, t3),
+            options=lib.nn.LinearCrossEntropyOptions()),
+        lambda lib: lib.nn.functional.linear_cross_entropy(
+            T(lib, x[None].repeat(2, 0)).requires_grad_(), T(lib, w), T(lib, np.array([1, 2])),
+            label_smoothing=0.1, options=lib.nn.LinearCrossEntropyOptions()),
+    ]:
+        re_, we, rt, wt = [], [], [], []
+        for lib, store in ((ember, (re_, we)), (torch, (rt, wt))):
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                r = case(lib)
+            store[0].append(r)
+            store[1].extend(str(m.message).replace("torch.", "ember.") for m in rec)
+        assert_same(re_[0], rt[0])
+        assert we == wt
+        assert re_[0].grad_fn.name() == rt[0].grad_fn.name().replace("torch::", "ember::")
+
+
+def test_linear_cross_entropy_errors():
+    rng = np.random.default_rng(4)
+    x, w, t = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), np.array([0, 1, 2])
+    f = "linear_cross_entropy"
+
+    def call(lib, *a, **kw):
+        return getattr(lib.nn.functional, f)(*a, **kw)
+    for k, case in enumerate([
+        lambda lib: call(lib, T(lib, x[None]), T(lib, w), T(lib, t)),
+        lambda lib: call(lib, T(lib, x), T(lib, w[0]), T(lib, t)),
+        lambda lib: call(lib, T(lib, x), T(lib, w[:, :3]), T(lib, t)),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, t), linear_bias=T(lib, w[0])),
+        lambda lib: call(lib, T(lib, x[0]), T(lib, w[:, None]), T(lib, t[0])),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, rng.random((3, 5))), ignore_index=1),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, np.array([0, 7, 1]))),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, np.array([0, 7, 1])),
+                         options=lib.nn.LinearCrossEntropyOptions()),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, np.array([0, -3, 1])),
+                         options=lib.nn.LinearCrossEntropyOptions(), reduction="none"),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, t),
+                         options=lib.nn.LinearCrossEntropyOptions(batch_chunk_size=3,
+                                                                  chunking_method="aspect_ratio")),
+        lambda lib: call(lib, T(lib, x), T(lib, w), T(lib, t),
+                         options=lib.nn.LinearCrossEntropyOptions(acc_dtype=lib.float32)),
+        lambda lib: lib.nn.LinearCrossEntropyOptions(batch_chunk_size=0),
+        lambda lib: lib.nn.LinearCrossEntropyOptions(acc_policy="fast"),
+        lambda lib: lib.nn.LinearCrossEntropyOptions(chunking_method="aspect_ratio:0"),
+        lambda lib: lib.nn.LinearCrossEntropyOptions(acc_dtype=lib.int64),
+    ]):
+        try:
+            raises_both(case)
+        except AssertionError as ex:
+            raise AssertionError(f"case {k}: {ex}") from None

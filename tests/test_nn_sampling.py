@@ -324,3 +324,27 @@ def test_affine_grid_errors(case):
                                        False),
                 lambda: TF.affine_grid(torch.ones(2, 2, 3, dtype=torch.int64), (2, 1, 3, 3),
                                        False))
+
+
+# ---- native_channel_shuffle -------------------------------------------------------------------
+
+def test_native_channel_shuffle():
+    """channel_shuffle's values; no derivative in either mode, with PyTorch's errors."""
+    a = RNG.standard_normal((2, 6, 3, 2))
+    e, t = ember.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    assert_same(EF.native_channel_shuffle(e, 3), TF.native_channel_shuffle(t, 3))
+    assert_same(EF.native_channel_shuffle(e, 3), TF.channel_shuffle(t, 3))
+    re_ = EF.native_channel_shuffle(e.requires_grad_(), 2)
+    rt = TF.native_channel_shuffle(t.requires_grad_(), 2)
+    assert re_.grad_fn.name() == rt.grad_fn.name().replace("torch::", "ember::")
+    raises_same(lambda: re_.sum().backward(), lambda: rt.sum().backward())
+
+    def dual(lib, F, x):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            return F.native_channel_shuffle(fw.make_dual(x.detach(), x.detach()), 2)
+    raises_same(lambda: dual(ember, EF, e), lambda: dual(torch, TF, t))
+    for shape, g in [((2, 6), 2), ((2, 6, 1), 0), ((2, 6, 1), -1), ((2, 6, 1), 4)]:
+        b = np.zeros(shape)
+        raises_same(lambda: EF.native_channel_shuffle(ember.from_numpy(b), g),
+                    lambda: TF.native_channel_shuffle(torch.from_numpy(b), g))

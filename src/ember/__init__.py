@@ -43,7 +43,7 @@ from ._tensor import Tensor
 from ._ops import *  # noqa: F401,F403  (the operator namespace)
 from ._ops import __all__ as _ops_all
 from ._ops.creation import LEGACY as _LEGACY
-from . import autograd, nn, optim
+from . import accelerator, autograd, cuda, nn, optim  # noqa: F401
 from . import utils  # noqa: E402,F401  (torch.utils.data)
 from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401

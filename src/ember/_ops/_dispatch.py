@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, Version, _make, _refresh_view, set_history, view_rebase_error
+from .._tensor import Tensor, Version, _make, _refresh_view, _root, set_history, view_rebase_error
 from ..autograd.forward_ad import fw_of, write_tangent
 from ..autograd.grad_mode import STATE
 from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
@@ -74,7 +74,46 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     except ValueError:
         check_broadcast(np.shape(da), np.shape(db))
         raise
+    if type(out) is np.ndarray and out.ndim > 1:
+        # the operands' strides before promotion (a cast copy of an expand has lost its zeros)
+        xa = a._data if isinstance(a, Tensor) else a
+        xb = b._data if isinstance(b, Tensor) else b
+        if not (out.flags.c_contiguous and _c_same(xa, out) and _c_same(xb, out)):
+            out = iter_layout(out, (xa, xb))
     return wrap_outputs(op, (a, b), params, out)
+
+
+def _c_same(x, out) -> bool:
+    """A number, or a row-major array of the result's shape: it leaves the result row-major
+    (a broadcast operand's size-1 strides can reorder dims in PyTorch)."""
+    return type(x) is not np.ndarray or not x.ndim or (
+        x.flags.c_contiguous and x.shape == out.shape)
+
+
+def iter_layout(out: np.ndarray, arrays) -> np.ndarray:
+    """``out`` laid out as PyTorch's TensorIterator lays out an elementwise result: dims ordered
+    by the first operand whose strides decide (NumPy's ufuncs fall back to row-major when
+    operands disagree, e.g. a transposed tensor plus a contiguous one)."""
+    from .indexing import _iter_perm
+    shape = out.shape
+    nd = len(shape)
+    operands = []
+    for x in arrays:
+        if type(x) is not np.ndarray or not x.ndim:
+            continue
+        off = nd - x.ndim
+        operands.append([0] * off + [0 if n == 1 and shape[off + i] != 1 else st // x.itemsize
+                                     for i, (n, st) in enumerate(zip(x.shape, x.strides))])
+    strides = [0] * nd
+    nxt = 1
+    for d in _iter_perm(shape, operands):
+        strides[d] = nxt * out.itemsize
+        nxt *= shape[d]
+    if all(n <= 1 or st == s for st, s, n in zip(strides, out.strides, shape)):
+        return out
+    r = np.lib.stride_tricks.as_strided(np.empty(max(nxt, 1), out.dtype), shape, tuple(strides))
+    r[...] = out
+    return r
 
 
 def check_broadcast(*shapes) -> None:
@@ -108,14 +147,18 @@ def check_inplace(self: Tensor, others: tuple = ()) -> None:
     """PyTorch's refusals for in-place ops on tensors autograd needs intact, in its order: a view
     created in a special way, a view of a leaf, a leaf. ``others`` are the op's other operands
     (a no-grad view written with a tensor that requires grad is refused too)."""
+    if STATE.grad:
+        _check_inplace_autograd(self, others)
+    # the inference-tensor refusal comes after autograd's (ADInplaceOrView runs after Autograd)
     x = self._x
     if x is not None and x.inference and not STATE.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
             "make a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details.")
-    if not STATE.grad:
-        return
+
+
+def _check_inplace_autograd(self: Tensor, others: tuple) -> None:
     base = self._base
     if base is not None:
         rg = self._rg or self._fn is not None or base._rg
@@ -262,8 +305,9 @@ def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:
                                                   and not st.inference))
 
 
-def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
-    """Write ``out`` into ``self`` and rebase its history onto ``op``'s node when recording."""
+def commit(op: Op, self: Tensor, inputs, params, out, record: bool, write: bool = True) -> Tensor:
+    """Write ``out`` into ``self`` and rebase its history onto ``op``'s node when recording
+    (``write=False``: the kernel writes nothing, as ``x.copy_(x)``, but autograd still records)."""
     node = None
     if record:
         if self._base is not None:
@@ -285,7 +329,7 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool) -> Tensor:
         fw = tmp._fw
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(self)
-    if not self.is_meta:
+    if write and not self.is_meta:
         try:
             np.copyto(self._data, out, casting="unsafe")
         except ValueError:  # a read-only broadcast (expanded) array
@@ -337,9 +381,7 @@ def _write_expanded(op: Op, d: np.ndarray, out) -> None:
     a view without internal overlap (one element of an expand) is written plainly."""
     if not d.size:   # nothing is written to an empty one: no overlap
         return
-    root = d
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    root = _root(d)   # through as_strided's wrappers (an expand's view) too
     if not root.flags.writeable:
         raise RuntimeError(SELF_OVERLAP)
     if any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):

@@ -8,16 +8,45 @@ from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
-from ._dispatch import check_inplace, check_overlap, commit, records, to_operand
+from ._dispatch import _dense, check_inplace, check_overlap, commit, records, to_operand
 from ._registry import Op, apply, method, ns_fn
 
 __all__ = ["clone", "to", "view_dtype"]
 
 
+def _dense_perm(shape, strides) -> list:
+    """PyTorch's ``infer_dense_strides`` order (innermost dim first): an insertion sort by
+    stride in which a 0 stride compares as ambiguous, so broadcast dims stay where they are."""
+    perm = list(range(len(shape)))[::-1]
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            a, b = perm[d0], perm[d1]
+            sa, sb = strides[a], strides[b]
+            if sa == 0 or sb == 0:
+                continue
+            if sa > sb or (sa == sb and shape[a] > shape[b]):
+                perm[d0], perm[d1] = b, a
+                d1 = d0
+            elif sa < sb:
+                break
+    return perm
+
+
 def _clone_fwd(x, keep_layout):
     if type(x) is _BA:      # a batched forward-mode tangent
         return x.copy()
-    return np.array(x, copy=True, order="K" if keep_layout else "C")
+    if not keep_layout:
+        return np.array(x, copy=True, order="C")
+    if type(x) is not np.ndarray or _dense(x):
+        return np.array(x, copy=True, order="K")
+    # preserve_format on a tensor that is not dense (an expand, a strided slice) lays the copy
+    # out as PyTorch's empty_like does, not as NumPy's order="K" (which puts 0 strides inside)
+    outer = _dense_perm(x.shape, x.strides)[::-1]
+    buf = np.empty([x.shape[d] for d in outer], x.dtype)
+    out = buf.transpose(np.argsort(outer))
+    out[...] = x
+    return out
 
 
 CLONE = Op("clone", _clone_fwd, lambda ns, g, need, keep: (g,), linear=True)
@@ -146,7 +175,10 @@ CLONE.inference_via = CONTIG.inference_via = TO_COPY.inference_via = COPY
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     """``Tensor.copy_``: write ``src`` (broadcast, cast) into ``self`` in place."""
     src = to_operand(src)
-    check_inplace(self, (src,))
+    # PyTorch's copy_ records nothing (and checks nothing) when self's dtype cannot carry a
+    # gradient: an integer tensor written from one that requires grad stays a leaf
+    diff = self.is_floating_point() or self.is_complex()
+    check_inplace(self, (src,) if diff else ())
     check_overlap(self, (src,))
     if isinstance(src, Tensor):
         try:
@@ -164,7 +196,9 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = _copy_fwd(self._data, src._data if isinstance(src, Tensor) else src)
     inputs = (self, src)
-    return commit(COPY, self, inputs, (), out, records(inputs))
+    # PyTorch's copy_ kernel returns at once for x.copy_(x) (even an expanded x); autograd
+    # and the version counter still see the op
+    return commit(COPY, self, inputs, (), out, diff and records(inputs), write=src is not self)
 
 
 def _last(a, b):

@@ -70,7 +70,85 @@ def _index_zero_np(g, key):
 INDEX = Op("index", lambda x, key: x[key],
            lambda ns, g, need, in_shape, key: (ns.adv_backward(g, in_shape, key),),
            linear=True)
-INDEX.fwd = lambda x, in_shape, key: x[key]
+
+
+def _iter_perm(shape, operands) -> list:
+    """TensorIterator's ``reorder_dimensions``: the dims of ``shape`` from fastest to slowest,
+    by an insertion sort comparing the operands' strides in turn (a zero stride, a broadcast
+    dim, says nothing)."""
+    perm = list(range(len(shape)))[::-1]
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, len(shape)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def _index_fwd(x, in_shape, key):
+    """``x[key]`` laid out as PyTorch's index kernel lays its result out (its TensorIterator
+    follows the source's strides, then the index tensors'), not NumPy's (indexed dims
+    outermost): strides and as_strided views of the result then match."""
+    out = x[key]
+    if type(out) is not np.ndarray or out.ndim < 2 or type(x) is not np.ndarray:
+        return out
+    item = x.itemsize
+    adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
+    arrays = [np.asarray(key[i]) for i in adv]
+    bshape = np.broadcast_shapes(*[a.shape for a in arrays])
+    nb = len(bshape)
+    xs = [s // item for s in x.strides]
+    rest = [d for d in range(x.ndim) if d not in adv]
+    if adv == list(range(adv[0], adv[-1] + 1)):
+        before = [d for d in rest if d < adv[0]]
+        after = [d for d in rest if d > adv[-1]]
+    else:   # indexed dims apart: PyTorch (like NumPy) moves the result's to the front
+        before, after = [], rest
+    src = [xs[d] for d in before] + [0] * nb + [xs[d] for d in after]
+    operands = [src]
+    # an index tensor is viewed with size-1 dims around its own (contiguous strides there):
+    # broadcast, they count as zero, but where the result's size is 1 they stay
+    nb_el = max(int(np.prod(bshape)), 1)
+    pre = [nb_el if out.shape[i] == 1 else 0 for i in range(len(before))]
+    post = [1 if out.shape[len(before) + nb + i] == 1 else 0 for i in range(len(after))]
+    for a in arrays:
+        b = np.broadcast_to(a, bshape)
+        operands.append(pre + [st // max(b.itemsize, 1) for st in b.strides] + post)
+    perm = _iter_perm(out.shape, operands)
+    strides = [0] * out.ndim
+    nxt = 1
+    for d in perm:
+        strides[d] = nxt
+        nxt *= out.shape[d]
+    bstrides = tuple(st * item for st in strides)
+    if bstrides == out.strides:
+        return out
+    if all(n <= 1 or st == s for st, s, n in zip(bstrides, out.strides, out.shape)):
+        # only size-1 dims differ: PyTorch's strides there, no copy
+        return np.lib.stride_tricks.as_strided(out, out.shape, bstrides)
+    buf = np.empty(max(nxt, 1), out.dtype)
+    r = np.lib.stride_tricks.as_strided(buf, out.shape, bstrides)
+    r[...] = out
+    return r
+
+
+INDEX.fwd = _index_fwd
 INDEX_BACK = Op("index_backward", _index_bwd_np,
                 lambda ns, g, need, shape, key: (ns.adv_get(g, key),), linear=True,
                 node="IndexPutImplBackward0")
@@ -302,16 +380,16 @@ def _setitem(self: Tensor, key, value) -> None:
         return
     k = _adv_key(v._data.shape, adv)
     if isinstance(value, Tensor):
-        value = _strip_leading_ones(value, v._data.ndim)
+        value = _strip_leading_ones(value, 0)   # as slicePrefix1sSize: every leading 1
     else:
         value = _plain(np.asarray(value).astype(self._data.dtype))
     _index_put_(v, k, value, False)
 
 
 def _index_put_(self: Tensor, key, values: Tensor, accumulate: bool) -> Tensor:
-    _check_put(self, key, values)
     check_inplace(self, (values,))
-    check_overlap(self, (values,), full=True)
+    check_overlap(self, (values,), full=True)   # before the shape/dtype checks, as PyTorch
+    _check_put(self, key, values)
     out = _index_put_fwd(self._data, values._data, key, accumulate)
     return commit(INDEX_PUT, self, (self, values), (key, accumulate), out,
                   records((self, values)))
@@ -645,19 +723,21 @@ INDEX_SELECT = Op("index_select", lambda x, dim, idx, in_shape: _index_select_np
 INDEX_ADD_ZEROS = Op("index_add_zeros", _index_add_zeros_np,
                      lambda ns, g, need, shape, dim, idx: (ns.index_select(g, dim, idx),),
                      linear=True, node="IndexAddBackward0")
+# as PyTorch, index_add and index_copy save ``source`` when its gradient is needed (the formula
+# expands to its shape), so changing it in place before backward is refused
 INDEX_ADD = Op("index_add", _index_add_np,
-               lambda ns, g, need, dim, idx, alpha:
+               lambda ns, g, need, src, dim, idx, alpha:
                (g if need[0] else None,
                 (ns.index_select(g, dim, idx) * alpha if alpha != 1
                  else ns.index_select(g, dim, idx)) if need[1] else None),
-               linear=True)
+               saves=(1,), save_if=(1,), linear=True, names=("source",))
 
 
 INDEX_COPY = Op("index_copy", lambda x, src, dim, idx: _index_fill_np(x, dim, idx, src),
-                lambda ns, g, need, dim, idx:
+                lambda ns, g, need, src, dim, idx:
                 (ns.index_zero(g, dim, idx) if need[0] else None,
                  ns.index_select(g, dim, idx) if need[1] else None),
-                linear=True)
+                saves=(1,), save_if=(1,), linear=True, names=("source",))
 INDEX_FILL = Op("index_fill", _index_fill_np,
                 lambda ns, g, need, dim, idx, value: (ns.index_zero(g, dim, idx),),
                 lambda ns, tangents, primals, outs, dim, idx, value:
@@ -906,10 +986,13 @@ def _ms_bwd_np(g, shape, mask):
     return z
 
 
+# PyTorch's masked_select_backward takes ``self``, so it is saved (changing it in place before
+# backward is refused) though only its shape is read
 MASKED_SELECT = Op("masked_select",
                    lambda x, mask, shape: np.broadcast_to(x, shape)[np.broadcast_to(mask, shape)],
-                   lambda ns, g, need, mask, shape: (ns.masked_select_backward(g, shape, mask),),
-                   linear=True)
+                   lambda ns, g, need, x, mask, shape:
+                   (ns.masked_select_backward(g, shape, mask),),
+                   saves=(0,), linear=True, names=("self",))
 MASKED_SELECT_BACK = Op("masked_select_backward", _ms_bwd_np,
                         lambda ns, g, need, shape, mask: (ns.masked_select_arr(g, mask),),
                         linear=True, node="MaskedScatterBackward0")
@@ -941,7 +1024,9 @@ TAKE = Op("take", lambda x, idx: np.ascontiguousarray(x).reshape(-1)[idx],
 TAKE_BACK = Op("take_backward", _take_bwd_np,
                lambda ns, g, need, shape, idx: (ns.take_arr(g, idx),), linear=True,
                node="PutBackward0")
-TAKE.vjp = lambda ns, g, need, idx, in_shape: (ns.take_backward(g, in_shape, idx),)
+# PyTorch's take_backward takes ``self``: it is saved (changed in place, backward refuses)
+TAKE.vjp = lambda ns, g, need, x, idx, in_shape: (ns.take_backward(g, in_shape, idx),)
+TAKE.saves, TAKE.names = (0,), ("self",)
 TAKE.fwd = lambda x, idx, in_shape: np.ascontiguousarray(x).reshape(-1)[idx]
 ns_fn("take_arr", lambda g, idx: np.ascontiguousarray(g).reshape(-1)[idx],
       lambda g, idx: apply(TAKE, (g,), (idx, g._data.shape)))

@@ -343,6 +343,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
     nd = input._data.ndim
+    if nd == 0:   # PyTorch wraps roll's dims without treating a 0-dim tensor as 1-dim
+        raise IndexError(f"Dimension specified as {ds[0]} but tensor has no dimensions")
     ds = tuple(_wrap_dim(d, nd) for d in ds)
     return apply(ROLL, (input,), (sh, ds))
 

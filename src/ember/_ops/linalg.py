@@ -157,6 +157,25 @@ MM = _mk("mm", names=("self", "mat2"))
 BMM = _mk("bmm", names=("self", "mat2"))
 
 
+def _mm_vjp_tb(ns, g, need, a, b):
+    """mm's VJP when mat2 is a transposed matrix (``x @ w.t()``): mat2's gradient is made in
+    mat2's own layout, as PyTorch's mm backward does from mat2's strides, so that ``t()``'s
+    backward hands ``w`` a gradient in w's layout which its ``.grad`` adopts without a copy."""
+    ga = _matmul_vjp(ns, g, (need[0], False), a, b)[0] if need[0] else None
+    gb = ns.mH(ns.matmul(ns.mH(g), a)) if need[1] else None
+    return ga, gb
+
+
+MM_TB = Op("mm", _np_matmul, _mm_vjp_tb, _matmul_jvp, saves=(0, 1), names=("self", "mat2"),
+           save_if=(1, 0))
+
+
+def _mm_op(b) -> Op:
+    """MM, or MM_TB when ``b`` (mat2's array) is laid out as a transposed matrix."""
+    f = b.flags
+    return MM_TB if f.f_contiguous and not f.c_contiguous else MM
+
+
 # PyTorch's matmul folds or expands its operands with view ops (reshape, mT, t, unsqueeze,
 # expand), multiplies them with mm / mv / bmm and views the product back. Ember runs those view
 # ops for real (so the tensors saved for backward are PyTorch's: folded views, or copies where its
@@ -352,7 +371,9 @@ def _matmul_route(a, b) -> Op:
             if da == 2:
                 _check_mm(folded, (sa[1], sa[0]), tb, ta)
                 n, p = sa[0], sb[-1]
-                empty = n == 0 or _prod(t1) == 0
+                # an empty product is contiguous whatever its strides (an empty inner dim
+                # is not enough: the product still has elements)
+                empty = n == 0 or _prod(t1[:-1]) == 0
                 return MM_T if n == 1 or p == 1 or empty else MM_CLONE
             _check_mv(folded, sa, tb, ta)
             return MM_VIEW
@@ -402,7 +423,7 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     da, db = len(sa), len(sb)
     if da == 2 and db == 2:
         _check_mm(sa, sb, a.dtype, b.dtype)
-        return apply(MM, (input, other))
+        return apply(_mm_op(b), (input, other))
     if da == 3 and db == 3 and sa[0] == sb[0] and STATE.fw_level < 0:
         # bmm of equal batches: PyTorch's expand and reshape are no-ops, whose views stand-ins
         # replace (one node in all)
@@ -477,14 +498,14 @@ def _matmul_fold(input: Tensor, other: Tensor) -> Tensor:
     shape = shape + (p,)
     op = MM_VIEW
     if transpose:   # output.mT.contiguous(): a copy unless the transpose is contiguous already
-        op = MM_T if p <= 1 or sb[-1] == 1 or _prod(s1) == 0 else MM_CLONE
+        op = MM_T if p <= 1 or sb[-1] == 1 or _prod(s1[:-1]) == 0 else MM_CLONE
     return apply(op, (t1, t2), ((folded[0], p), shape))
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """``torch.mm``: 2-D @ 2-D."""
     _check_mm(input._data.shape, mat2._data.shape, input._data.dtype, mat2._data.dtype)
-    return apply(MM, (input, mat2))
+    return apply(_mm_op(mat2._data), (input, mat2))
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from ._dispatch import binary, inplace, unary
+from ._dispatch import binary, check_inplace, inplace, unary
 from ._registry import Op, method, ns_fn
 
 __all__ = [
@@ -427,6 +427,20 @@ ABS, abs = _unary("abs", np.abs, _abs_vjp, jvp=_abs_jvp, int_to_float=False,
                   check=_no_bool("abs_cpu"), aliases=("absolute",))
 absolute = abs
 
+
+def _abs_(self: Tensor) -> Tensor:
+    # PyTorch refuses in place: |z| is real and cannot be stored back into a complex tensor
+    # (its kernel's check, after autograd's in-place checks)
+    check_inplace(self)
+    if self.is_complex():
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    _no_bool("abs_cpu")(self)
+    return inplace(ABS, self, (), (), False)
+
+
+method("abs_", _abs_)
+method("absolute_", _abs_)
+
 ns_fn("cos", np.cos, cos)
 ns_fn("sin", np.sin, sin)
 ns_fn("cosh", np.cosh, cosh)
@@ -477,8 +491,10 @@ def _exp_nonneg(ns, b):
     return b >= 0
 
 
-def _pow_vjp(ns, g, need, a, b):
-    # PyTorch's pow_backward / pow_backward_self / pow_backward_exponent
+def _pow_vjp(ns, g, need, a, b, r=None):
+    # PyTorch's pow_backward / pow_backward_self / pow_backward_exponent; the exponent's
+    # gradient uses the saved result where there is one (as PyTorch: a change to it through
+    # ``.data`` shows, and double backward differentiates through it)
     ga = gb = None
     if need[0]:
         if isinstance(b, (int, float, complex)):
@@ -486,7 +502,8 @@ def _pow_vjp(ns, g, need, a, b):
         else:
             ga = ns.where(b == 0, 0, g * ns.conj(b * a ** (b - 1)))
     if need[1]:
-        r = a ** b
+        if r is None:
+            r = a ** b
         if isinstance(a, (int, float, complex)):
             base = complex(a) if _is_cplx(b) else a
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -501,12 +518,11 @@ def _pow_vjp(ns, g, need, a, b):
 ns_fn("imag_of", lambda x: np.imag(x), lambda x: x.imag)
 POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0",
          names=("self", "exponent"))
-# as PyTorch, a tensor exponent's forms save the result too (modifying it in place is caught at
-# backward), though the formula recomputes it
-POW_TT = Op("pow_tt", _pow_fwd, lambda ns, g, need, a, b, r: _pow_vjp(ns, g, need, a, b),
+# as PyTorch, a tensor exponent's forms save the result, which the exponent's gradient uses
+POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp,
             saves=(0, 1), save_out=True, elementwise=True, node="PowBackward1",
             names=("self", "exponent", "result"))
-POW_ST = Op("pow_st", _pow_fwd, lambda ns, g, need, a, b, r: _pow_vjp(ns, g, need, a, b),
+POW_ST = Op("pow_st", _pow_fwd, _pow_vjp,
             saves=(0, 1), save_out=True, elementwise=True, node="PowBackward2",
             names=("self", "exponent", "result"))
 

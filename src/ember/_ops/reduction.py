@@ -267,6 +267,8 @@ NANSUM = _reduce_jvp(Op("nansum", _nansum_fwd, _nansum_vjp, saves=(0,)))
 
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``torch.nansum``: the sum treating NaN as zero."""
+    if input.is_complex():
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = dims_arg(dim, input._data.ndim)
     return apply(NANSUM, (input,), (dims, keepdim, _acc_dtype(input, dtype)))
 
@@ -510,6 +512,12 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 def _var_np(x, dims, keepdim, correction):
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
+        if type(x) is np.ndarray and x.size and x.ndim:
+            # shifted by each slice's first element: a constant slice then has exactly zero
+            # variance, as PyTorch's Welford gives (np.var's mean sum/n can round off, and
+            # std's zero-masked derivative would then see a tiny nonzero std)
+            red = range(x.ndim) if dims is None else [d % x.ndim for d in dims]
+            x = x - x[tuple(slice(0, 1) if i in red else slice(None) for i in range(x.ndim))]
         return np.var(x, axis=dims, ddof=correction, keepdims=keepdim)
 
 

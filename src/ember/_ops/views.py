@@ -12,7 +12,7 @@ from weakref import WeakSet
 
 import numpy as np
 
-from .._tensor import Tensor, _is_contiguous, _wrap_dim
+from .._tensor import Tensor, _is_contiguous, _root, _wrap_dim
 from ..autograd.graph import Node
 from ._dispatch import SELF_OVERLAP, apply
 from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
@@ -324,6 +324,18 @@ def _expand_np(x, shape):
             return np.lib.stride_tricks.as_strided(x, shape, v.strides,
                                                    writeable=x.flags.writeable)
         return x.reshape(shape)
+    if type(x) is np.ndarray and x.ndim and v.size:
+        # PyTorch's inferExpandGeometry: a dim that is not expanded keeps its stride (NumPy
+        # zeroes every size-1 dim's), which later layouts (TensorIterator's order) look at
+        st = [0] * len(shape)
+        off = len(shape) - x.ndim
+        for i in range(len(shape) - 1, -1, -1):
+            j = i - off
+            if j >= 0:
+                st[i] = x.strides[j] if x.shape[j] == shape[i] else 0
+            elif shape[i] == 1:
+                st[i] = shape[i + 1] * st[i + 1] if i + 1 < len(shape) else x.itemsize
+        return np.lib.stride_tricks.as_strided(x, shape, tuple(st), writeable=False)
     return v
 
 
@@ -533,9 +545,9 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 def _as_strided_np(x, size, stride, offset):
     item = x.itemsize
-    root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    # the storage: through as_strided's wrapper objects too (a view made by as_strided counts
+    # its offset from the same storage start as PyTorch's)
+    root = _root(x)
     flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) if root.flags.c_contiguous \
         else root.reshape(-1)
     return np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),
@@ -543,7 +555,14 @@ def _as_strided_np(x, size, stride, offset):
 
 
 def _as_strided_vjp(ns, g, need, size, stride, offset, in_shape, idx):
-    # elements of the input seen several times (overlapping strides) sum their gradients
+    # elements of the input seen several times (overlapping strides) sum their gradients;
+    # elements read from storage outside the input (position -1) give it none, as in PyTorch
+    outside = idx < 0
+    if outside.all():
+        return (ns.zeros_of(g, in_shape),)
+    if outside.any():
+        g = ns.where(ns.const(outside), 0, g)
+        idx = np.where(outside, 0, idx)
     return (ns.scatter_add_flat(g, idx, in_shape),)
 
 
@@ -565,9 +584,34 @@ AS_STRIDED = Op("as_strided", lambda x, size, stride, offset, in_shape, idx:
                 _as_strided_vjp, linear=True, is_view=True)
 
 
+def _check_as_strided(x: np.ndarray, size, stride, off: int, meta: bool) -> None:
+    """PyTorch's setStrided checks: a view reaching outside the storage is refused (NumPy
+    would read past the buffer)."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(st < 0 for st in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: [{', '.join(str(st) for st in stride)}]")
+    if off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {off}")
+    if any(n == 0 for n in size) or meta:   # a meta tensor holds no storage to check
+        return
+    item = x.itemsize
+    need = (1 + sum((n - 1) * st for n, st in zip(size, stride)) + off) * item
+    have = _root(x).nbytes
+    if need > have:
+        def fmt(t):
+            return f"[{', '.join(str(v) for v in t)}]"
+        raise RuntimeError(
+            f"setStorage: sizes {fmt(size)}, strides {fmt(stride)}, storage offset {off}, and "
+            f"itemsize {item} requiring a storage size of {need} are out of bounds for storage "
+            f"of size {have}")
+
+
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """``torch.as_strided`` over the input's storage (elements counted from its start)."""
     off = input.storage_offset() if storage_offset is None else storage_offset
+    _check_as_strided(input._data, tuple(size), tuple(stride), off, input.is_meta)
     out = _as_strided_np(input._data, tuple(size), tuple(stride), off)
     idx = view_index(input._data, out)
     return apply(AS_STRIDED, (input,), (tuple(size), tuple(stride), off, input._data.shape, idx))
@@ -806,10 +850,11 @@ def view_index(base: np.ndarray, view: np.ndarray) -> np.ndarray:
     """For each element of ``view`` (a view into ``base``'s memory), its row-major position in
     ``base``: the view's geometry in terms any gradient of base's shape can use."""
     item = base.itemsize
-    lo = min(_addr(base) + min(0, *(s * (n - 1) for s, n in zip(base.strides, base.shape)))
-             if base.ndim else _addr(base), _addr(base))
-    extent = _extent(base)
-    buf = np.full(extent // item + 1, -1, np.int64)
+    # the buffer spans both arrays' memory: a view (as_strided's) may reach storage outside the
+    # base, whose elements get position -1 (no gradient flows to them)
+    lo = min(_lowest(base), _lowest(view) if view.size else _addr(base))
+    hi = max(_lowest(base) + _extent(base), _lowest(view) + _extent(view))
+    buf = np.full((hi - lo) // item + 1, -1, np.int64)
     boff = (_addr(base) - lo) // item
     bview = np.lib.stride_tricks.as_strided(buf[boff:], base.shape,
                                             tuple(s // item * 8 for s in base.strides))
@@ -821,6 +866,11 @@ def view_index(base: np.ndarray, view: np.ndarray) -> np.ndarray:
 
 def _addr(a) -> int:
     return a.__array_interface__["data"][0]
+
+
+def _lowest(a) -> int:
+    """The lowest address ``a`` reads (below its data pointer for negative strides)."""
+    return _addr(a) + sum(s * (n - 1) for s, n in zip(a.strides, a.shape) if s < 0 and n > 0)
 
 
 def _extent(a) -> int:

@@ -104,6 +104,22 @@ def unpack_saved(node, graph: bool) -> list:
     return out
 
 
+def check_saved_versions(node) -> None:
+    """The version checks of unpacking ``node``'s saved tensors, for a node that runs without
+    any gradient: PyTorch's generated backward unpacks them before it looks at the gradients,
+    so a tensor modified in place since is refused even then."""
+    saved = node._saved
+    if not saved or node.op is None:
+        return
+    for e in saved:
+        if type(e) is tuple:
+            if len(e) == 2:
+                if e[0]._vc.v != e[1]:
+                    raise saved_version_error(node)
+            elif e[1].v != e[2]:
+                raise saved_version_error(node)
+
+
 def _zeros_for(edge_shape, dtype, graph: bool):
     z = np.zeros(edge_shape, dtype)
     return _make(z, Version(), False, None) if graph else z
@@ -339,6 +355,19 @@ def _run_leaf_hooks(node: AccumulateGrad, grads: list, graph: bool) -> None:
         grads[0] = g
 
 
+def _whole_base(g: np.ndarray) -> np.ndarray:
+    """The array owning ``g``'s memory when ``g`` is a view of all of it in its own layout
+    (``w.t()``'s gradient transposed back) and nothing but ``g`` refers to it, else ``g``:
+    such a base can be adopted as a ``.grad`` where the view could not."""
+    b = g.base
+    # references to b: g.base, the name b and getrefcount's argument; to g: the caller's name,
+    # the parameter and getrefcount's argument. One more is a holder (a hook, a retained grad)
+    if (type(b) is np.ndarray and b.shape == g.shape and b.strides == g.strides
+            and b.dtype == g.dtype and sys.getrefcount(b) <= 3 and sys.getrefcount(g) <= 3):
+        return b
+    return g
+
+
 def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     t = node.variable
     if not t._rg:
@@ -351,6 +380,8 @@ def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
         # (another input's buffer, a retained grad, a view, the caller's `gradient=`, a tensor a
         # hook kept). The engine drops its own before running the accumulator. A leaf with
         # hooks never adopts: its hooks saw this array.
+        if not graph and type(g) is np.ndarray and g.base is not None:
+            g = _whole_base(g)
         steal = not graph and (x is None or not x.hooks) and sys.getrefcount(g) <= 2
         accumulate_into(t, g, graph, steal)
     # (with no gradient too: PyTorch calls these hooks whenever the accumulator runs)
@@ -538,6 +569,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 g = grads[0]
                 nxt = node._next
                 if g is None:
+                    check_saved_versions(node)
                     out = (None,) * len(nxt)
                 else:
                     saved = node._saved
@@ -638,6 +670,7 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                 continue
             nxt = node._next
             if all(g is None for g in grads):
+                check_saved_versions(node)
                 out = (None,) * len(nxt)
             else:
                 if anomaly:

@@ -2,6 +2,7 @@
 (``torch.nn``)."""
 from __future__ import annotations
 
+from .._ops.nn_linear_ce import LinearCrossEntropyOptions
 from . import functional, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
@@ -12,5 +13,6 @@ from .parameter import (
     UninitializedParameter,
 )
 
-__all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "functional",
-           "init", "modules", "parameter", "utils", *_modules_all]
+__all__ = ["Buffer", "LinearCrossEntropyOptions", "Parameter", "UninitializedBuffer",
+           "UninitializedParameter", "functional", "init", "modules", "parameter", "utils",
+           *_modules_all]

@@ -10,8 +10,10 @@ from .._ops import (
     nn_attention,
     nn_conv,
     nn_grid,
+    nn_linear_ce,
     nn_loss,
     nn_misc,
+    nn_more,
     nn_norm,
     nn_pooling,
     nn_sampling,
@@ -19,7 +21,7 @@ from .._ops import (
 
 __all__: list = []
 for _m in (nn_activation, nn_conv, nn_pooling, nn_norm, nn_loss, nn_misc, nn_sampling, nn_grid,
-           nn_attention):
+           nn_attention, nn_linear_ce, nn_more):
     for _name in _m.__all__:
         globals()[_name] = getattr(_m, _name)
         __all__.append(_name)

@@ -16,7 +16,9 @@ import numpy as np
 
 from ... import _dtype
 from ..._ops import creation, joining
-from ..._tensor import Tensor
+from ..._state import STATE
+from ..._tensor import Tensor, Version, _make
+from .dataset import TensorDataset
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
@@ -141,3 +143,36 @@ default_collate_fn_map: dict[type | tuple[type, ...], Callable] = {
 def default_collate(batch):
     """Stack a list of samples into a batch (``torch.utils.data.default_collate``)."""
     return collate(batch, collate_fn_map=default_collate_fn_map)
+
+
+_DEFAULT_MAP = dict(default_collate_fn_map)
+
+
+def tensor_dataset_batch(dataset, indices, collate_fn):
+    """``collate_fn([dataset[i] for i in indices])`` for a plain TensorDataset and the default
+    collation, as one row gather per tensor; None when that shortcut would not give the very
+    same result (the caller then fetches sample by sample).
+
+    default_collate stacks the rows ``t[i]`` of each tensor into a list of batch tensors: fresh,
+    contiguous, of the tensor's dtype, which is what ``take`` along the first axis gives, without
+    one view tensor per sample and field.
+    """
+    if (collate_fn is not default_collate or type(dataset).__getitem__ is not
+            TensorDataset.__getitem__ or default_collate_fn_map != _DEFAULT_MAP):
+        return None
+    tensors = dataset.tensors
+    if not tensors or not isinstance(indices, list) or not indices or STATE.inference:
+        return None
+    for t in tensors:
+        # a tensor with a history, a tangent or inference/extra metadata takes the general
+        # path (its stack records or propagates those); so do subclasses
+        if (type(t) is not Tensor or t._x is not None or t._fw is not None
+                or t.requires_grad or t._data.ndim == 0):
+            return None
+    idx = np.array(indices)
+    if idx.dtype.kind != "i" or idx.ndim != 1:
+        return None
+    n = tensors[0]._data.shape[0]
+    if idx.min() < -n or idx.max() >= n or any(t._data.shape[0] != n for t in tensors):
+        return None   # the per-sample path raises PyTorch's index error
+    return [_make(np.take(t._data, idx, axis=0), Version(), False, None) for t in tensors]

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._collate import tensor_dataset_batch
+
 # How often blocked queue reads wake up to check that the other side is still alive.
 # (PyTorch uses 5 s plus a SIGCHLD handler; a short poll gives the same promptness.)
 MP_STATUS_CHECK_INTERVAL = 0.2
@@ -45,6 +47,9 @@ class _MapDatasetFetcher:
         if getitems:
             data = getitems(index)
         else:
+            batch = tensor_dataset_batch(self.dataset, index, self.collate_fn)
+            if batch is not None:
+                return batch
             data = [self.dataset[i] for i in index]
         return self.collate_fn(data)
 
