@@ -10,6 +10,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _real,
     _scalar,
     _value,
@@ -59,12 +60,7 @@ class Adadelta(Optimizer):
                     st["square_avg"] = _zeros(p)
                     st["acc_delta"] = _zeros(p)
                 st["step"]._data += 1
-                x = p._data
-                g = p._grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
                 sq = _real(st["square_avg"]._data)
                 acc = _real(st["acc_delta"]._data)
                 g = _real(g)

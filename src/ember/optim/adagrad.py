@@ -10,6 +10,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _full,
     _real,
     _scalar,
@@ -82,12 +83,8 @@ class Adagrad(Optimizer):
                 step_a = st["step"]._data
                 step_a += 1
                 step = step_a.item()
-                x = _real(p._data)
-                g = _real(p._grad._data)
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
+                x, g = _real(x), _real(g)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 s = _real(st["sum"]._data)
                 s += g * g

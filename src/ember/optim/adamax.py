@@ -11,6 +11,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _lerp_,
     _real,
     _scalar,
@@ -62,12 +63,7 @@ class Adamax(Optimizer):
                     st["exp_inf"] = _zeros(p)
                 step_a = st["step"]._data
                 step_a += 1
-                x = p._data
-                g = p._grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
                 x, g = _real(x), _real(g)
                 m = _real(st["exp_avg"]._data)
                 u = _real(st["exp_inf"]._data)

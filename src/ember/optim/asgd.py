@@ -8,6 +8,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _real,
     _scalar,
     _scalar_np,
@@ -57,12 +58,7 @@ class ASGD(Optimizer):
                     st["ax"] = _zeros(p)
                 step_a = st["step"]._data
                 step_a += 1
-                x = p._data
-                g = p._grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
                 x, g = _real(x), _real(g)
                 ax = _real(st["ax"]._data)
                 eta_a, mu_a = st["eta"]._data, st["mu"]._data

@@ -11,6 +11,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _lerp_,
     _real,
     _scalar,
@@ -70,16 +71,9 @@ class NAdam(Optimizer):
                 step_a = st["step"]._data
                 step_a += 1
                 step = step_a.item()
-                x = _real(p._data)
-                g = _real(p._grad._data)
-                if maximize:
-                    g = -g
                 bc2 = 1 - b2 ** step
-                if wd != 0:
-                    if decoupled:
-                        x *= 1 - lr * wd
-                    else:
-                        g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd, lr, decoupled)
+                x, g = _real(x), _real(g)
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (step * md)))
                 mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
                 mp_a = st["mu_product"]._data

@@ -170,6 +170,21 @@ def _with_grad(group: dict) -> list:
     return [p for p in group["params"] if p._grad is not None]
 
 
+def _decayed_grad(p, maximize: bool, wd: float, lr: float = 0.0, decoupled: bool = False):
+    """``p``'s data and gradient arrays after ``maximize`` and weight decay, as PyTorch's
+    optimizers apply them: L2 decay adds ``wd * p`` to the gradient (a new array); decoupled
+    decay (AdamW's) shrinks the parameter in place by ``1 - lr * wd``."""
+    x, g = p._data, p._grad._data
+    if maximize:
+        g = -g
+    if wd != 0:
+        if decoupled:
+            x *= 1 - lr * wd
+        else:
+            g = g + wd * x
+    return x, g
+
+
 def _closure(closure: Callable | None):
     """Evaluate a step's closure with grad enabled, as PyTorch does."""
     if closure is None:

@@ -11,6 +11,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _lerp_,
     _real,
     _scalar,
@@ -64,15 +65,8 @@ class RAdam(Optimizer):
                 step_a = st["step"]._data
                 step_a += 1
                 step = step_a.item()
-                x = _real(p._data)
-                g = _real(p._grad._data)
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    if decoupled:
-                        x *= 1 - lr * wd
-                    else:
-                        g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd, lr, decoupled)
+                x, g = _real(x), _real(g)
                 m = _real(st["exp_avg"]._data)
                 v = _real(st["exp_avg_sq"]._data)
                 _lerp_(m, g, 1 - b1)

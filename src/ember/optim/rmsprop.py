@@ -10,6 +10,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _lerp_,
     _real,
     _scalar,
@@ -66,12 +67,7 @@ class RMSprop(Optimizer):
                     if centered:
                         st["grad_avg"] = _zeros(p)
                 st["step"]._data += 1
-                x = p._data
-                g = p._grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
                 x, g = _real(x), _real(g)
                 sq = _real(st["square_avg"]._data)
                 sq *= alpha

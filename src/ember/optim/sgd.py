@@ -8,6 +8,7 @@ from .optimizer import (
     _check_lr,
     _check_not_differentiable,
     _closure,
+    _decayed_grad,
     _value,
     _with_grad,
 )
@@ -59,12 +60,7 @@ class SGD(Optimizer):
             momentum, dampening = group["momentum"], group["dampening"]
             nesterov, maximize = group["nesterov"], group["maximize"]
             for p in params:
-                x = p._data
-                g = p._grad._data
-                if maximize:
-                    g = -g
-                if wd != 0:
-                    g = g + wd * x
+                x, g = _decayed_grad(p, maximize, wd)
                 if momentum != 0:
                     st = self.state[p]
                     buf_t = st.get("momentum_buffer")
