@@ -984,3 +984,54 @@ def test_matmul_with_empty_inner_dim_copies_the_transpose():
         a = M.ones(2, 0, requires_grad=True) * 1
         return [type((a @ M.ones(s)).grad_fn).__name__ for s in ((1, 0, 2), (3, 0, 2))]
     both(f)
+
+
+def test_double_backward_through_an_empty_unfold_keeps_the_graph():
+    # fuzzer seeds 1715, 4258: the gradient of an empty view is zeros still linked to the graph
+    # (create_graph), so differentiating it again works
+    def f(M):
+        t0 = M.tensor([[1.3]], dtype=M.float64, requires_grad=True)
+        t2 = t0.unfold(-2, 0, 2).sinh()
+        g, = M.autograd.grad(t2.sum(), [t0], create_graph=True)
+        h, = M.autograd.grad((g * 2).sum(), [t0], allow_unused=True)
+        return g, g.requires_grad, h
+    both(f)
+
+
+def test_view_as_real_regenerated_history_keeps_its_name():
+    # fuzzer seed 1406: PyTorch replays view_as_real / view_as_complex (not as_strided) to
+    # regenerate such a view's history after an in-place change
+    def f(M):
+        x = M.tensor([[1 + 2j, 3 - 1j]], requires_grad=True)
+        y = x * 2
+        r = M.view_as_real(y)
+        r.div_(M.tensor([1.5, 2.0], dtype=M.float64))
+        s = M.view_as_real(y)[0, 1]
+        y.mul_(2)
+        z = M.tensor([[1., 2], [3, 4]], requires_grad=True) * 1
+        c = M.view_as_complex(z)
+        c.mul_(2)
+        (r.sum() + c.abs().sum() + z.sum()).backward()
+        return [r.grad_fn.name(), s.grad_fn.name(), y.real.grad_fn.name(),
+                c.grad_fn.name(), x.grad, r]
+    both(f)
+
+
+def test_inplace_on_a_self_overlapping_view_runs_element_by_element():
+    # fuzzer seed 4325: as_strided views whose elements share memory are written element after
+    # element, each reading what the earlier ones wrote
+    def f(M):
+        b = M.arange(12, dtype=M.float64) / 7 + 0.3
+        v = b.as_strided((3, 3), (2, 1), 2)
+        v.div_(v.gather(-2, M.tensor([[0, 1, 1], [1, 0, 2], [0, 0, 2]])))
+        b.as_strided((3, 3), (2, 1), 2).tanh_()
+        b.as_strided((3, 3), (1, 2), 1).mul_(M.tensor([1.5, 2, 3], dtype=M.float64))
+        b.as_strided((2, 3), (1, 2), 0).add_(1)   # strided, no overlap
+        c = M.arange(12, dtype=M.float32).reshape(3, 4) + 1
+        c.as_strided((3, 3), (3, 1), 0).div_(M.tensor(2.0, dtype=M.float64))
+        x = M.arange(6, dtype=M.float64).requires_grad_()
+        y = x * 1
+        y.as_strided((2, 3), (2, 1)).mul_(2)
+        y.sum().backward()
+        return b, c, y.detach(), x.grad
+    both(f)

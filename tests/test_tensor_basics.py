@@ -252,3 +252,60 @@ def test_numpy_shares_memory():
     assert "requires grad" in str(err)
     raises_same(lambda: np.asarray(ember.ones(2, requires_grad=True)),
                 lambda: np.asarray(torch.ones(2, requires_grad=True)))
+
+
+# ---- legacy Tensor.new ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [(2, 3), (), (np.int64(2), 3), (0,), ("size",)])
+def test_tensor_new_sizes(args):
+    def f(M):
+        t = M.tensor([[1.5, 2]], dtype=M.float64)
+        r = t.new(*((M.Size([2, 3]),) if args == ("size",) else args))
+        return [r.shape, r.dtype, r.requires_grad]   # uninitialised: metadata only
+    both(f)
+
+
+@pytest.mark.parametrize("data", [
+    [1, 2], (1, 2), [1.7, 2], [[1], [2]], np.array([1, 2]), [], (2, 3)])
+def test_tensor_new_data(data):
+    both(lambda M: M.tensor([[1.5, 2]], dtype=M.float64).new(data))
+    both(lambda M: M.tensor([1, 2]).new(data))   # data is cast to self's dtype
+    both(lambda M: M.ones(2, dtype=M.float32).new(data, device="cpu"))
+
+
+def test_tensor_new_of_tensor_aliases():
+    def f(M):
+        t = M.zeros(1, dtype=M.float64)
+        y = M.tensor([1.0, 2.0], dtype=M.float64, requires_grad=True)
+        r = t.new(y)
+        r2 = t.new(y * 2)
+        with M.no_grad():
+            r.add_(1)
+        return [r, r is y, r._base is y, y._version, r.grad_fn.name(), r2.grad_fn.name(),
+                r.is_leaf, t.new(M.tensor(3.0, dtype=M.float64))]
+    both(f)
+
+
+@pytest.mark.parametrize("case", [
+    ((ember.tensor([1, 2], dtype=ember.int32),), {}),
+    ((ember.tensor(2),), {}),
+    ((ember.tensor([1.0], dtype=ember.float64),), {"device": "cpu"}),
+    (([1, 2], 3), {}), ((2.5,), {}), ((True,), {}), ((None,), {}), (("ab",), {}),
+    ((), {"dtype": ember.float32}), ((2,), {"requires_grad": True}), ((3,), {"foo": 1}),
+    ((2, [1]), {}), ((-1,), {}), ((1.0, 2), {}), ((2,), {"dtype": ember.int64}),
+    ((ember.tensor([2.0], dtype=ember.float64), 3), {}),
+])
+def test_tensor_new_errors(case):
+    args, kwargs = case
+
+    def conv(v, M):
+        if isinstance(v, ember.Tensor):
+            return M.tensor(v.tolist(), dtype=getattr(M, str(v.dtype).split(".")[1]))
+        if isinstance(v, ember.dtype):
+            return getattr(M, str(v).split(".")[1])
+        return v
+
+    def call(M):
+        t = M.zeros(1, dtype=M.float64)
+        return t.new(*[conv(a, M) for a in args], **{k: conv(v, M) for k, v in kwargs.items()})
+    raises_same(lambda: call(ember), lambda: call(torch))

@@ -262,9 +262,15 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     check_inplace(self, others)
     if overlap:
         check_overlap(self, others, overlap == 2)
+    # a view whose elements share memory (as_strided): PyTorch's kernel computes element after
+    # element, each reading what the previous ones wrote
+    seq = (self._base is not None and op.elementwise and len(others) <= 1
+           and _self_overlapping(self._data))
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
-        if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
+        if seq:
+            out = _sequential(op, self._data, da.dtype, db, params).astype(rt)
+        elif op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
             # nothing to record: let the ufunc write straight into self's buffer (NumPy checks
             # the shapes before writing; on a mismatch the general path raises PyTorch's error)
             try:
@@ -274,18 +280,66 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
             else:
                 self._vc.v += 1
                 return self
-        out = op.fwd(da, db, *params)
+            out = op.fwd(da, db, *params)
+        else:
+            out = op.fwd(da, db, *params)
     else:
         d = self._data
         if int_to_float and d.dtype.kind not in _FLOAT_KINDS:
             d = d.astype(D.get_default_dtype().np)
         out = op.fwd(d, *[o._data if isinstance(o, Tensor) else o for o in others], *params)
         rt = np.asarray(out).dtype
+        if seq:
+            out = _sequential(op, self._data, d.dtype, None, params).astype(rt)
     out = np.asarray(out)
     _check_shape(self, out)
     out = _cast_result(self, out, rt)
     inputs = (self,) + others
     return commit(op, self, inputs, params, out, records(inputs))
+
+
+def _self_overlapping(d: np.ndarray) -> bool:
+    """Whether some elements of view ``d`` share memory (strides that fold back, as as_strided
+    makes). A stride-0 (expanded) view is left to ``_write_expanded``, which refuses it."""
+    if d.flags.c_contiguous or d.flags.f_contiguous or not d.size or type(d) is not np.ndarray:
+        return False
+    dims = sorted((abs(st), n) for st, n in zip(d.strides, d.shape) if n != 1)
+    if not dims or dims[0][0] == 0:
+        return False
+    reach = 0
+    for st, n in dims:
+        if st <= reach:
+            break
+        reach += st * (n - 1)
+    else:
+        return False
+    # the quick test is inconclusive: count the distinct addresses
+    addr = sum(np.arange(n).reshape((-1,) + (1,) * (d.ndim - 1 - i)) * st
+               for i, (st, n) in enumerate(zip(d.strides, d.shape)))
+    return np.unique(addr).size < d.size
+
+
+def _sequential(op: Op, d: np.ndarray, work, other, params) -> np.ndarray:
+    """``op`` applied in place to self-overlapping view ``d`` one element at a time, in
+    PyTorch's loop order (largest stride outermost), on a scratch copy of its buffer; returns
+    the view's final values."""
+    root = _root(d)
+    if not root.flags.c_contiguous:
+        return np.asarray(op.fwd(d.astype(work), *(() if other is None else (other,)), *params))
+    scratch = root.copy()
+    off = d.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    sv = np.ndarray(d.shape, d.dtype, buffer=scratch, offset=off, strides=d.strides)
+    ob = None if other is None else np.broadcast_to(np.asarray(other), d.shape)
+    order = sorted(range(d.ndim), key=lambda i: -abs(d.strides[i]))
+    for pos in np.ndindex(*(d.shape[i] for i in order)):
+        at = [0] * d.ndim
+        for i, p in zip(order, pos):
+            at[i] = p
+        at = tuple(at)
+        a = np.asarray(sv[at], dtype=work)
+        r = op.fwd(a, *params) if ob is None else op.fwd(a, ob[at], *params)
+        sv[at] = r
+    return np.array(sv)
 
 
 def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:

@@ -496,6 +496,94 @@ def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=
                 requires_grad=requires_grad)
 
 
+# PyTorch's C++ scalar type names, as its TensorOptions mismatch error prints them
+_CPP_NAMES = {"float64": "double", "float32": "float", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+_NEW_SIGNATURES = (" * (*, ember.device device = None)\n * (ember.Storage storage)\n"
+                   " * (Tensor other)\n * (tuple of ints size, *, ember.device device = None)\n"
+                   " * (object data, *, ember.device device = None)\n")
+
+
+def _is_size_int(v) -> bool:
+    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _new_bad_call(args, kwargs) -> TypeError:
+    def tname(v):
+        return "Tensor" if isinstance(v, Tensor) else (
+            "ember.dtype" if isinstance(v, D.dtype) else type(v).__name__)
+    got = ", ".join([tname(a) for a in args] + [f"{k}={tname(v)}" for k, v in kwargs.items()])
+    if kwargs and not args:
+        got += ", "
+    # PyTorch's parser explains the mismatch under some overloads (as observed in 2.x): bad
+    # keywords under the keyword-only one (or, with no positional args, the one-arg ones),
+    # bad positional types under the keyword-only one
+    sigs = _NEW_SIGNATURES.splitlines(keepends=True)
+    bad = [k for k in kwargs if k != "device"]
+    if bad:
+        why = f"      didn't match because some of the keywords were incorrect: {', '.join(bad)}\n"
+        for i in ((2, 1) if not args else (0,)):
+            sigs.insert(i + 1, why)
+    else:
+        def shown(v):
+            if isinstance(v, list):
+                return f"list of [{', '.join(tname(x) for x in v)}]"
+            return tname(v)
+        types = ", ".join(f"!{shown(a)}!" for a in args)
+        sigs.insert(1, f"      didn't match because some of the arguments have invalid types: "
+                       f"({types})\n")
+    return TypeError(f"new() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n{''.join(sigs)}")
+
+
+@method("new")
+def _legacy_new_m(self, *args, **kwargs) -> Tensor:
+    """``Tensor.new`` (legacy): ``new()`` an empty 1-d tensor, ``new(*sizes)`` an uninitialised
+    one, ``new(data)`` a copy of data, ``new(tensor)`` an alias of a tensor of the same dtype;
+    always of ``self``'s dtype and device. Storages are not supported."""
+    if any(k != "device" for k in kwargs):
+        raise _new_bad_call(args, kwargs)
+    device = kwargs.get("device")
+    dt = self.dtype
+    if len(args) == 1 and not _is_size_int(args[0]):
+        data = args[0]
+        if isinstance(data, Tensor):
+            if device is not None:
+                raise RuntimeError("Legacy tensor new of the form tensor.new(tensor, "
+                                   "device=device) is not supported.  Use ember.as_tensor(...) "
+                                   "instead.")
+            if data.dtype is not dt:
+                def opts(d):
+                    return (f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, "
+                            "layout=Strided, requires_grad=false (default), pinned_memory=false "
+                            "(default), memory_format=(nullopt))")
+                raise TypeError(f"expected {opts(dt)} (got {opts(data.dtype)})")
+            from ._dispatch import apply
+            from .views import ALIAS
+            return apply(ALIAS, (data,), (data._data.shape, ()))
+        if type(data).__name__ == "Size":
+            return empty(*data, dtype=dt, device=device or self.device)
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        if data is None or isinstance(data, (numbers.Number, np.generic)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+        return tensor(data, dtype=dt, device=device or self.device)
+    if args and _is_size_int(args[0]):
+        for i, a in enumerate(args[1:], 2):
+            if isinstance(a, (list, tuple)):
+                raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {i} "
+                                f"with error \"type must be tuple of ints,but got "
+                                f"{type(a).__name__}\"")
+            if not _is_size_int(a):
+                raise _new_bad_call(args, kwargs)
+    elif args:
+        raise _new_bad_call(args, kwargs)
+    return empty(*(args or (0,)), dtype=dt, device=device or self.device)
+
+
 def legacy_new(default: D.dtype, args, kwargs) -> Tensor:
     """``torch.Tensor(...)`` / ``torch.FloatTensor(...)``: sizes or data, legacy style."""
     device = kwargs.get("device")

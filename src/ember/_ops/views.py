@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from weakref import WeakSet
+from weakref import WeakSet, ref
 
 import numpy as np
 
@@ -558,7 +558,7 @@ def _as_strided_vjp(ns, g, need, size, stride, offset, in_shape, idx):
     # elements of the input seen several times (overlapping strides) sum their gradients;
     # elements read from storage outside the input (position -1) give it none, as in PyTorch
     outside = idx < 0
-    if outside.all():
+    if outside.size and outside.all():   # (an empty view still links the grad to the graph)
         return (ns.zeros_of(g, in_shape),)
     if outside.any():
         g = ns.where(ns.const(outside), 0, g)
@@ -823,7 +823,7 @@ def view_as_real(input: Tensor) -> Tensor:
     """``torch.view_as_real``: a complex tensor's memory as (..., 2) real pairs (a view)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return apply(VIEW_AS_REAL, (input,))
+    return _replayed(apply(VIEW_AS_REAL, (input,)), VIEW_AS_REAL)
 
 
 def view_as_complex(input: Tensor) -> Tensor:
@@ -837,7 +837,7 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if d.shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    return apply(VIEW_AS_COMPLEX, (input,))
+    return _replayed(apply(VIEW_AS_COMPLEX, (input,)), VIEW_AS_COMPLEX)
 
 
 ns_fn("view_as_complex", _complex_of_pairs, view_as_complex)
@@ -988,13 +988,30 @@ def _view_history_vjp(ns, g, need, size, stride, offset, in_shape, idx, mode):
 
 VIEW_HISTORY = Op("view_history", None, _view_history_vjp, node="AsStridedBackward0",
                   names=("size", "stride", "storage_offset", "self_sym_sizes"))
+# PyTorch regenerates the history of a view made by a dtype-changing view op by replaying that
+# op (its view_func) rather than by as_strided: the regenerated grad_fn keeps the op's name
+_REPLAY_HISTORY = {
+    op: Op(op.name + "_history", None, _view_history_vjp, node=op.node.__name__, names=())
+    for op in (VIEW_AS_REAL, VIEW_AS_COMPLEX)}
+# id of a view made directly by view_as_real / view_as_complex -> (weakref to it, the op); keyed
+# by id since tensors compare elementwise
+_REPLAYED: dict = {}
+
+
+def _replayed(out: Tensor, op: Op) -> Tensor:
+    if out._base is not None:
+        key = id(out)
+        _REPLAYED[key] = (ref(out, lambda _, k=key: _REPLAYED.pop(k, None)), op)
+    return out
 
 
 def as_strided_node(view: Tensor, base: Tensor):
     """An AsStridedBackward0 node taking ``view``'s region out of ``base``'s history: a view's
     grad_fn once its buffer was changed in place behind its back."""
     idx, mode = view_geometry(base._data, view._data)
-    vn = object.__new__(VIEW_HISTORY.node)
+    hit = _REPLAYED.get(id(view)) if mode else None
+    op = hit[1] if hit is not None and hit[0]() is view else None
+    vn = object.__new__(VIEW_HISTORY.node if op is None else _REPLAY_HISTORY[op].node)
     vn._seq = next_seq()
     vn._h = None
     vn._saved = ()

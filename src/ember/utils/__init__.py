@@ -1,4 +1,4 @@
 """``torch.utils``: the data-loading utilities (``ember.utils.data``)."""
-from . import data
+from . import benchmark, data
 
-__all__ = ["data"]
+__all__ = ["benchmark", "data"]
