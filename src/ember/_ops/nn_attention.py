@@ -71,8 +71,18 @@ def _rep(ns, x, r: int):
     return y.reshape(shape[:-3] + (shape[-3] * r,) + shape[-2:])
 
 
+def _rowmax_np(s):
+    """The maximum over the last axis, kept. NumPy reduces a short last axis row by row (about
+    60 ns a row); over the leading axis of the transposed copy it is one vector loop."""
+    n = s.shape[-1]
+    if n > 128 or s.ndim < 2 or s.size < 4096 or type(s) is not np.ndarray:
+        return np.max(s, axis=-1, keepdims=True)
+    t = np.ascontiguousarray(s.reshape(-1, n).T)
+    return np.max(t, axis=0).reshape(s.shape[:-1] + (1,))
+
+
 def _softmax_np(s):
-    m = np.max(s, axis=-1, keepdims=True)
+    m = _rowmax_np(s)
     dead = None
     if not np.isfinite(m).all():   # rows masked entirely (m = -inf) give zeros
         dead = m == _NEG_INF
