@@ -7,10 +7,13 @@ size ``K`` and per-dim padding pairs ``(lo, hi)`` on the big side. ``hi`` is kep
 ``S + lo + hi == (L - 1) * stride + dilation * (K - 1) + 1`` and the three products below are
 exact adjoints of one another:
 
-* ``_conv_core``  big -> small: im2col (a strided view, copied once) then one BLAS product;
+* ``_conv_core``  big -> small: im2col (a strided view, copied once) then one BLAS product
+  (ungrouped stride-1 sweeps: a few examples at a time, so the columns stay in cache);
 * ``_convT_core`` small -> big: one BLAS product then col2im (a loop over kernel positions
-  adding shifted slices, never over output positions);
-* ``_wgrad_core`` (big, small) -> weight: im2col then one BLAS product.
+  adding shifted slices, never over output positions; ungrouped: one product per kernel
+  position, its block added while still in cache);
+* ``_wgrad_core`` (big, small) -> weight: im2col then one BLAS product (ungrouped: one product
+  per kernel position, on that position's block of the columns).
 
 Small outputs fold the batch into the product's columns (one large GEMM, 2-d ``np.dot``);
 stride-1 sweeps work on flattened planes (``_Flat``) so that copies and adds run over long
@@ -49,6 +52,9 @@ __all__ = [
 # spatial output is small; with large outputs one GEMM per example is as fast and needs no
 # transposed copy of the result.
 _FOLD_MAX_L = 512
+# Bytes of columns produced and consumed per chunk: about the L2 cache of the cores BLAS runs on
+# (larger chunks fall out of cache; smaller ones make products too small for BLAS's threads).
+_CHUNK_BYTES = 1 << 21
 
 
 # ---- array kernels ----------------------------------------------------------------------------
@@ -188,16 +194,44 @@ class _Flat:
         buf[:, :, :self.plane].reshape((n, c) + self.pp)[(Ellipsis,) + self.inner()] = x
         return buf
 
-    def cols(self, x, ks, groups):
-        """im2col into (G, C/G * K, N * nw), the kernel positions' runs copied whole."""
-        buf = self.padded(x)
-        n, c = x.shape[:2]
+    def _col_view(self, buf, ks):
+        """The columns as a view (C, *K, N, nw) of padded planes ``buf`` (N, C, plane+slack)."""
+        n, c = buf.shape[:2]
         it = buf.itemsize
         pst = [math.prod(self.pp[i + 1:]) for i in range(self.nd)]
         kst = tuple(d * p * it for d, p in zip(self.dil, pst))
-        v = _strided(buf, (c,) + tuple(ks) + (n, self.nw),
-                     (buf.strides[1],) + kst + (buf.strides[0], it))
+        return _strided(buf, (c,) + tuple(ks) + (n, self.nw),
+                        (buf.strides[1],) + kst + (buf.strides[0], it))
+
+    def cols(self, x, ks, groups):
+        """im2col into (G, C/G * K, N * nw), the kernel positions' runs copied whole."""
+        n, c = x.shape[:2]
+        v = self._col_view(self.padded(x), ks)
         return v.reshape(groups, c // groups * math.prod(ks), n * self.nw)
+
+    def conv(self, x, wm, ks):
+        """Ungrouped convolution (N, O, *L) of x (N, C, *big) with ``wm`` (O, C * K), a few
+        examples at a time: each chunk's columns are copied into one buffer sized to stay in
+        the core's cache and consumed there by the product at once (writing all the columns
+        and reading them back from memory costs about a fifth of the product's time)."""
+        n, c = x.shape[:2]
+        o = wm.shape[0]
+        nw = self.nw
+        v = self._col_view(self.padded(x), ks)
+        ck = c * math.prod(ks)
+        nc = max(1, min(n, _CHUNK_BYTES // max(1, ck * nw * x.itemsize)))
+        cbuf = np.empty_like(x, shape=(ck * nc * nw,))
+        rbuf = np.empty_like(x, shape=(o * nc * nw,))
+        out = np.empty_like(x, shape=(n, o) + self.ls)
+        keep = (Ellipsis,) + tuple(slice(0, v_) for v_ in self.ls)
+        for i in range(0, n, nc):
+            m = min(nc, n - i)
+            cols = cbuf[:ck * m * nw].reshape(v.shape[:-2] + (m, nw))
+            np.copyto(cols, v[..., i:i + m, :])
+            res = rbuf[:o * m * nw].reshape(o, m * nw)
+            np.dot(wm, cols.reshape(ck, m * nw), out=res)
+            out[i:i + m] = res.reshape((o, m) + self.wide)[keep].swapaxes(0, 1)
+        return out
 
     def widen(self, s, groups, batch_major: bool):
         """Small-side (N, O, *L) -> (G, O/G, N * nw) (or (N, G, O/G, nw)) with zero columns."""
@@ -214,6 +248,49 @@ class _Flat:
         """Product result (O, N * nw) -> (N, O, *L) without the wrapped columns."""
         y = y.reshape((o, n) + self.wide)[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)]
         return np.ascontiguousarray(y.swapaxes(0, 1))
+
+    def col2im_kc(self, cols, groups):
+        """Sum product rows ordered (kernel position, channel), columns (N, nw) - shaped
+        (G, K, C/G, N, nw) - back into (N, C, *big). Kernel position k's block is one
+        contiguous (C, N, nw) run, added into channel-major planes (C, N, plane + slack) whose
+        rows line up with it; the first position (offset 0) assigns instead of adding."""
+        g, nk, cg, n = cols.shape[:4]
+        c = g * cg
+        out = np.empty_like(cols, shape=(g, cg, n, self.plane + self.slack))
+        nw = self.nw
+        out[..., nw:] = 0
+        out[..., :nw] = cols[:, 0]
+        for k in range(1, nk):
+            off = self.offs[k]
+            out[..., off:off + nw] += cols[:, k]
+        return self._planes(out, c, n)
+
+    def gemm_col2im(self, wk, sw, n):
+        """``col2im_kc`` of the product ``wk @ sw`` for one group: ``wk`` (K, C, O) the weight
+        by kernel position, ``sw`` (O, N * nw) the widened small side. One product per kernel
+        position, its (C, N, nw) block added at once while still in cache, instead of one
+        product whose K times larger result is read back from memory."""
+        nk, c = wk.shape[:2]
+        nw = self.nw
+        out = np.empty_like(sw, shape=(c, n, self.plane + self.slack))
+        out[..., nw:] = 0
+        tmp = np.empty_like(sw, shape=(c, n * nw))
+        blk = tmp.reshape(c, n, nw)
+        for k in range(nk):
+            np.dot(wk[k], sw, out=tmp)
+            if k == 0:
+                out[..., :nw] = blk   # offset 0: the first position assigns
+            else:
+                out[..., self.offs[k]:self.offs[k] + nw] += blk
+        return self._planes(out, c, n)
+
+    def _planes(self, out, c, n):
+        """Channel-major sums (C, N, plane + slack) -> (N, C, *big), contiguous."""
+        out = out.reshape(c, n, self.plane + self.slack)[:, :, :self.plane]
+        out = out.reshape((c, n) + self.pp)
+        if any(lo or hi for lo, hi in self.pads):
+            out = out[(Ellipsis,) + self.inner()]
+        return np.ascontiguousarray(out.swapaxes(0, 1))
 
     def col2im(self, cols, n, c):
         """Sum columns (N, C, K, nw) (any strides) back into (N, C, *big)."""
@@ -271,6 +348,8 @@ def _conv_core(x, w, stride, pads, dil, groups):
     ls = small_size(x.shape[2:], ks, stride, dil, pads)
     if _fold_batch(n, ls) and _Flat.fits(x.shape[2:], ks, stride, dil, pads):
         fl = _Flat(x.shape[2:], ks, dil, pads)
+        if groups == 1 and x.size and w.size:
+            return fl.conv(x, wm[0], ks)
         y = _dot_groups(wm, fl.cols(x, ks, groups), False, False)       # (G, O/G, N*nw)
         return fl.narrow(y, n, o)
     xp = pad_spatial(x, pads)
@@ -304,12 +383,16 @@ def _convT_core(s, w, stride, pads, dil, groups):
         fl = _Flat(big, ks, dil, pads)
         nk = math.prod(ks)
         if fold:
-            cols = _dot_groups(wm, fl.widen(s, groups, False), True, False)   # (G, CK, N*nw)
-            cols = cols.reshape(c, nk, n, fl.nw).transpose(2, 0, 1, 3)
-        else:
-            cols = np.matmul(wm.transpose(0, 2, 1), fl.widen(s, groups, True))
-            cols = cols.reshape(n, c, nk, fl.nw)
-        return fl.col2im(cols, n, c)
+            # rows ordered (k, c) so that each kernel position's block is contiguous
+            wk = w.reshape(groups, o // groups, cg, nk).transpose(0, 3, 2, 1).reshape(
+                groups, nk * cg, o // groups)
+            sw = fl.widen(s, groups, False)                                 # (G, O/G, N*nw)
+            if groups == 1 and s.size and w.size:
+                return fl.gemm_col2im(wk.reshape(nk, cg, o), sw[0], n)
+            cols = _dot_groups(wk, sw, False, False)                        # (G, KC, N*nw)
+            return fl.col2im_kc(cols.reshape(groups, nk, cg, n, fl.nw), groups)
+        cols = np.matmul(wm.transpose(0, 2, 1), fl.widen(s, groups, True))
+        return fl.col2im(cols.reshape(n, c, nk, fl.nw), n, c)
     if fold:
         cols = _dot_groups(wm, _to_folded(s, groups), True, False)     # (G, C/G*K, N*L)
         cols = cols.reshape((c,) + ks + (n,) + ls)
@@ -320,6 +403,26 @@ def _convT_core(s, w, stride, pads, dil, groups):
                          s.reshape(n, groups, o // groups, math.prod(ls)))  # (N, G, CK, L)
         cols = cols.reshape((n, c) + ks + ls)
     return col2im(cols, big, stride, dil, pads)
+
+
+def _wgrad_kpos(big, small, ks, stride, pads, dil):
+    """Weight gradient of an ungrouped convolution with the batch folded into the product:
+    per kernel position, that position's (C, N * L) block of the columns is copied into one
+    buffer (still in cache) and multiplied at once by the small side (O, N * L), instead of
+    writing and re-reading all K blocks of the columns."""
+    n, c = big.shape[:2]
+    o = small.shape[1]
+    ls = tuple(small.shape[2:])
+    sm = np.ascontiguousarray(small.swapaxes(0, 1)).reshape(o, n * math.prod(ls))
+    v = windows(pad_spatial(big, pads), ks, stride, dil, ls).swapaxes(0, 1)   # (C, N, *K, *L)
+    gw = np.empty_like(sm, shape=(math.prod(ks), o, c))
+    tmp = np.empty_like(sm, shape=(c, n) + ls)
+    rows = tmp.reshape(c, n * math.prod(ls))
+    lead = (slice(None), slice(None))
+    for k, kk in enumerate(itertools.product(*(range(k) for k in ks))):
+        np.copyto(tmp, v[lead + kk])
+        np.dot(sm, rows.T, out=gw[k])
+    return np.ascontiguousarray(gw.transpose(1, 2, 0)).reshape((o, c) + ks)
 
 
 @meta_aware
@@ -335,6 +438,8 @@ def _wgrad_core(big, small, stride, pads, dil, groups):
     ls = small.shape[2:]
     ks = tuple((b + lo + hi - (l_ - 1) * st - 1) // d + 1
                for b, (lo, hi), l_, st, d in zip(big.shape[2:], pads, ls, stride, dil))
+    if _fold_batch(n, ls) and groups == 1 and big.size and small.size:
+        return _wgrad_kpos(big, small, ks, stride, pads, dil)
     if _fold_batch(n, ls) and _Flat.fits(big.shape[2:], ks, stride, dil, pads):
         fl = _Flat(big.shape[2:], ks, dil, pads)
         gw = _dot_groups(fl.cols(big, ks, groups), fl.widen(small, groups, False), False, True)

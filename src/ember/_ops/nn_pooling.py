@@ -150,14 +150,19 @@ def _max_sweep(views, shape):
     largest of (K - k) over the equal candidates k marks the first one."""
     vs = list(views())
     n = len(vs)
-    best = np.array(np.broadcast_to(vs[0], shape))
-    for v in vs[1:]:
-        np.maximum(best, v, out=best)   # NaN-propagating, so the values are right already
+    if n > 1 and vs[0].shape == vs[1].shape == tuple(shape):
+        best = np.maximum(vs[0], vs[1])   # NaN-propagating, so the values are right already
+    else:
+        best = np.array(np.broadcast_to(vs[0], shape))
+        if n > 1:
+            np.maximum(best, vs[1], out=best)
+    for v in vs[2:]:
+        np.maximum(best, v, out=best)
     dt = np.uint8 if n < 256 else np.int32
-    acc = np.zeros_like(best, dtype=dt)
-    eq = np.empty_like(best, dtype=bool)
+    eq = np.equal(vs[0], best)
+    acc = np.multiply(eq, dt(n), dtype=dt)
     term = np.empty_like(acc)
-    for k, v in enumerate(vs):
+    for k, v in enumerate(vs[1:], 1):
         np.equal(v, best, out=eq)
         np.multiply(eq, dt(n - k), out=term)
         np.maximum(acc, term, out=acc)
@@ -187,26 +192,55 @@ def _window_views(xp, ks, stride, dil, outs):
                                      for k, d, o, s in zip(kk, dil, outs, stride))]
 
 
+def _tiles_fit(x, ks, stride, pad, dil, outs) -> bool:
+    """Whether a 2-d max pool is a tiling: windows side by side (stride == kernel, no padding
+    or dilation), all inside a nonempty input."""
+    return (len(ks) == 2 and tuple(stride) == tuple(ks) and not any(pad)
+            and all(d == 1 for d in dil) and math.prod(ks) > 1 and x.size > 0
+            and math.prod(outs) > 0
+            and all(o * k <= n for o, k, n in zip(outs, ks, x.shape[-2:])))
+
+
+def _tile_views(x, ks, outs):
+    """The candidates of a tiling (``_tiles_fit``) in row-major kernel order, each copied out
+    contiguous by one transposing copy: NumPy compares and maximises contiguous arrays several
+    times faster than the strided slices of the input."""
+    (k0, k1), (o0, o1) = ks, outs
+    lead = x.shape[:-2]
+    t = x[..., :o0 * k0, :o1 * k1].reshape(lead + (o0, k0, o1, k1))
+    nl = len(lead)
+    perm = (nl + 1, nl + 3) + tuple(range(nl)) + (nl, nl + 2)
+    c = np.empty_like(x, shape=(k0, k1) + lead + (o0, o1))
+    np.copyto(c, t.transpose(perm))
+    return c.reshape((k0 * k1,) + lead + (o0, o1))
+
+
 @meta_aware
 def _maxpool_np(x, ks, stride, pad, dil, outs):
     """Max pooling of x (*lead, *S): values and per-plane flat indices (the window's start plus
     the winning kernel position's offset, from a small table)."""
     nd = len(ks)
     sp = x.shape[-nd:]
-    pads = tuple((p, (o - 1) * s + (k - 1) * d + 1 - n - p)
-                 for n, k, s, p, d, o in zip(sp, ks, stride, pad, dil, outs))
     lead = x.shape[:-nd]
-    xp = pad_spatial(x.reshape((math.prod(lead), 1) + sp), pads, _fill_min(x.dtype)).reshape(
-        lead + tuple(n + lo + hi for n, (lo, hi) in zip(sp, pads)))
     ps = tuple(math.prod(sp[i + 1:]) for i in range(nd))
     shape = lead + tuple(outs)
-    best, pos = _max_sweep(lambda: _window_views(xp, ks, stride, dil, outs), shape)
+    if _tiles_fit(x, ks, stride, pad, dil, outs):
+        best, pos = _max_sweep(lambda: iter(_tile_views(x, ks, outs)), shape)
+    else:
+        pads = tuple((p, (o - 1) * s + (k - 1) * d + 1 - n - p)
+                     for n, k, s, p, d, o in zip(sp, ks, stride, pad, dil, outs))
+        xp = pad_spatial(x.reshape((math.prod(lead), 1) + sp), pads, _fill_min(x.dtype)).reshape(
+            lead + tuple(n + lo + hi for n, (lo, hi) in zip(sp, pads)))
+        best, pos = _max_sweep(lambda: _window_views(xp, ks, stride, dil, outs), shape)
     offs = np.asarray([sum(k * d * p for k, d, p in zip(kk, dil, ps))
                        for kk in itertools.product(*(range(k) for k in ks))], dtype=np.int64)
-    idx = np.asarray(offs, like=x).take(pos)
+    # the windows' starts as one small table over the output positions, added in one pass
+    base = 0
     for i in range(nd):
         start = np.arange(outs[i], like=x) * stride[i] - pad[i]
-        idx += (start * ps[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+        base = base + (start * ps[i]).reshape((-1,) + (1,) * (nd - 1 - i))
+    idx = np.asarray(offs, like=x).take(pos)
+    idx += base
     return best, idx
 
 
