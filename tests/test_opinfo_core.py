@@ -13,7 +13,8 @@ SAMPLES = 12   # the first samples of each entry: PyTorch puts the small edge ca
 LEFT_OUT = {
     # values that cannot be compared: random streams differ, or memory is uninitialised
     **dict.fromkeys(["normal", "randn", "randn_like", "rand_like", "randint", "randint_like",
-                     "empty_like", "empty_strided", "bernoulli", "multinomial"],
+                     "empty", "empty_like", "empty_strided", "bernoulli",
+                     "multinomial"],
                     "random or uninitialised values"),
     # float64 samples that PyTorch itself refuses (integer- or complex-only operators)
     **dict.fromkeys(["bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bincount",
