@@ -141,7 +141,8 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self) -> list:
-        raise NotImplementedError
+        """The learning rates of the current step (each scheduler defines its rule)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_lr()")
 
     def step(self, epoch: int | None = None) -> None:
         if self._step_count == 1:

@@ -402,7 +402,7 @@ class Optimizer:
 
     def step(self, closure: Callable | None = None):
         """Perform a single optimization step (subclasses implement it)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters with its own hyperparameters (``add_param_group``)."""

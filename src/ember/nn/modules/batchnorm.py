@@ -65,7 +65,8 @@ class _NormBase(Module):
                 init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} does not say which input dimensions it accepts")
 
     def extra_repr(self) -> str:
         return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "

@@ -271,7 +271,7 @@ class _BaseDataLoaderIter:
         return next(self._sampler_iter)
 
     def _next_data(self):
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement _next_data")
 
     def __next__(self) -> Any:
         data = self._next_data()

@@ -31,7 +31,7 @@ class Sampler(Generic[_T_co]):
     """Base class: subclasses define ``__iter__`` (and ``__len__`` when the length is known)."""
 
     def __iter__(self) -> Iterator[_T_co]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement __iter__")
 
 
 class SequentialSampler(Sampler[int]):
