@@ -6,6 +6,7 @@ import numpy as np
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _adam_moments,
     _check_betas,
     _check_capturable,
     _check_fused,
@@ -13,7 +14,6 @@ from .optimizer import (
     _check_not_differentiable,
     _closure,
     _decayed_grad,
-    _lerp_,
     _real,
     _scalar,
     _value,
@@ -109,11 +109,7 @@ class Adam(Optimizer):
                 step = step_a.item()
                 x, g = _decayed_grad(p, maximize, wd, lr, decoupled)
                 x, g = _real(x), _real(g)
-                m = _real(st["exp_avg"]._data)
-                v = _real(st["exp_avg_sq"]._data)
-                _lerp_(m, g, 1 - b1)
-                v *= b2
-                v += (1 - b2) * g * g
+                m, v = _adam_moments(st, g, b1, b2)
                 step_size = lr / (1 - b1 ** step)
                 bc2_sqrt = (1 - b2 ** step) ** 0.5
                 if amsgrad:

@@ -6,13 +6,13 @@ import numpy as np
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _adam_moments,
     _check_betas,
     _check_capturable,
     _check_lr,
     _check_not_differentiable,
     _closure,
     _decayed_grad,
-    _lerp_,
     _real,
     _scalar,
     _value,
@@ -79,11 +79,7 @@ class NAdam(Optimizer):
                 mp_a = st["mu_product"]._data
                 mp_a *= mu
                 mp = mp_a.item()
-                m = _real(st["exp_avg"]._data)
-                v = _real(st["exp_avg_sq"]._data)
-                _lerp_(m, g, 1 - b1)
-                v *= b2
-                v += (1 - b2) * g * g
+                m, v = _adam_moments(st, g, b1, b2)
                 denom = np.sqrt(v / bc2)
                 denom += eps
                 x += (-lr * (1.0 - mu) / (1.0 - mp) * g) / denom

@@ -170,6 +170,18 @@ def _with_grad(group: dict) -> list:
     return [p for p in group["params"] if p._grad is not None]
 
 
+def _adam_moments(st: dict, g, b1: float, b2: float):
+    """The Adam family's running moments updated in place from gradient ``g``:
+    ``exp_avg`` lerps towards ``g`` by ``1 - b1``, ``exp_avg_sq`` towards ``g * g`` by
+    ``1 - b2`` (as PyTorch's ``lerp_`` and ``mul_().addcmul_()``); returns both arrays."""
+    m = _real(st["exp_avg"]._data)
+    v = _real(st["exp_avg_sq"]._data)
+    _lerp_(m, g, 1 - b1)
+    v *= b2
+    v += (1 - b2) * g * g
+    return m, v
+
+
 def _decayed_grad(p, maximize: bool, wd: float, lr: float = 0.0, decoupled: bool = False):
     """``p``'s data and gradient arrays after ``maximize`` and weight decay, as PyTorch's
     optimizers apply them: L2 decay adds ``wd * p`` to the gradient (a new array); decoupled

@@ -6,13 +6,13 @@ import numpy as np
 from .._tensor import Tensor
 from .optimizer import (
     Optimizer,
+    _adam_moments,
     _check_betas,
     _check_capturable,
     _check_lr,
     _check_not_differentiable,
     _closure,
     _decayed_grad,
-    _lerp_,
     _real,
     _scalar,
     _value,
@@ -67,11 +67,7 @@ class RAdam(Optimizer):
                 step = step_a.item()
                 x, g = _decayed_grad(p, maximize, wd, lr, decoupled)
                 x, g = _real(x), _real(g)
-                m = _real(st["exp_avg"]._data)
-                v = _real(st["exp_avg_sq"]._data)
-                _lerp_(m, g, 1 - b1)
-                v *= b2
-                v += (1 - b2) * g * g
+                m, v = _adam_moments(st, g, b1, b2)
                 bc1 = 1 - b1 ** step
                 bc2 = 1 - b2 ** step
                 upd = m / bc1 * lr
