@@ -252,6 +252,20 @@ MUTATIONS = [
       "    for k in op.diff_out:\n        o, tg = outs[k], rs[k]",
       "    for k in op.diff_out[:1]:\n        o, tg = outs[k], rs[k]",
       MULTI),
+    # ---- lazy conj (the conj and neg bits) -------------------------------------------------
+    M("conj_view_write_not_conjugated", "_ops/_dispatch.py",
+      "            out = type(self)._fn_np(np.asarray(out))",
+      "            out = np.asarray(out)", "test_conj.py"),
+    M("conj_view_gradient_not_conjugated", "_ops/views.py",
+      "    if mode & CONJ_BIT:\n        g = ns.conj(g)",
+      "    if mode & CONJ_BIT:\n        g = g", "test_conj.py"),
+    M("conj_view_tangent_without_bit", "autograd/forward_ad.py",
+      "        set_lazy_bits(fw, bits)", "        pass", "test_conj.py"),
+    M("conj_flag_not_propagated_to_views", "_tensor.py",
+      "        t.__class__ = type(src)   # a view of a conj (neg) view has the bit too",
+      "        pass", "test_conj.py"),
+    M("inference_rule_ignored", "_ops/_registry.py",
+      "            via = via(inputs, params)", "            via = None", "test_grad_mode.py"),
 ]
 
 

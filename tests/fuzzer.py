@@ -370,9 +370,10 @@ def weights(shape: tuple, dt: str) -> np.ndarray:
 
 def to_np(t):
     """A tensor's values as a NumPy copy (either library)."""
+    # force: ZeroTensors, conj/neg views, grads
     if isinstance(t, torch.Tensor):
-        return t.numpy(force=True).copy()   # force: ZeroTensors, conj/neg views, grads
-    return np.array(t.detach().numpy(), copy=True)
+        return t.numpy(force=True).copy()
+    return np.array(t.numpy(force=True), copy=True)
 
 
 def _norm_msg(msg: str) -> str:
@@ -666,6 +667,14 @@ class Run:
                 a = to_np(t)
                 if a.size and not (np.isfinite(a).all() and np.abs(a).max() <= 1e4):
                     raise Invalid(f"{n} not finite or too large")
+                if self.mode == "fwd":
+                    tan = self.fw.unpack_dual(t).tangent
+                    if tan is not None and tan.dtype != t.dtype:
+                        # torch's quirk: an in-place op from a dual of another dtype into a
+                        # tensor without a tangent leaves the tangent uncast (float64 or complex
+                        # on a float32 tensor; ember's has the primal's dtype): later values and
+                        # errors would echo it
+                        raise Invalid(f"{n}: torch's tangent dtype is not its primal's")
 
 
 # --------------------------------------------------------------------------------------------
@@ -722,10 +731,25 @@ def check_guards(s: Stmt, run: Run) -> None:
     for g in s.guards:
         if not guard_ok(g, s, run):
             raise Invalid(f"guard {g} failed")
+    if is_mutating(s) and _self_overlapping(run.env.get(s.args[0].name)):
+        # PyTorch: writing in place into a tensor whose elements overlap in memory (an
+        # as_strided view) is undefined; its kernels' loop order decides values and tangents
+        raise Invalid("in-place write into a self-overlapping view")
     if run.mode == "fwd" and is_mutating(s) and _aliases_target(s, run):
         # torch's forward AD of an in-place op reads the operand after the write when the
         # operand is (a view of) the target: x.mul_(x) gets tangent x_t*x_new + x_t*x_old
         raise Invalid("in-place operand aliases its target")
+
+
+def _self_overlapping(t) -> bool:
+    """Whether two elements of tensor ``t`` share a memory location (stride-0 expands are
+    not counted: PyTorch detects and refuses or handles those itself)."""
+    if not isinstance(t, torch.Tensor) or t.numel() < 2 or 0 in t.stride():
+        return False
+    offs = np.zeros((), np.int64)
+    for n, st in zip(t.shape, t.stride()):
+        offs = np.add.outer(offs, np.arange(n) * st)
+    return len(np.unique(offs)) < t.numel()
 
 
 def _aliases_target(s: Stmt, run: Run) -> bool:
@@ -831,7 +855,7 @@ def compare_obs(a, b, kind: str, where: str, floor: float = TIGHT) -> list:
     if isinstance(a, dict) and isinstance(b, dict):
         return [(k, a[k], b.get(k)) for k in ORDER
                 if k in a and not (isinstance(a[k], str) and a[k] == SKIP)
-                and not close(*_tangent_pair(k, a, b), floor)]
+                and not _internal_assert(a[k]) and not close(a[k], b.get(k), floor)]
     if kind == "gout" and where.endswith("grad2") and _zeros_like_none(a, b):
         return []
     if not close(a, b, floor):
@@ -839,18 +863,18 @@ def compare_obs(a, b, kind: str, where: str, floor: float = TIGHT) -> list:
     return []
 
 
-def _tangent_pair(k: str, a: dict, b: dict) -> tuple:
-    """The torch and ember values of field ``k``. A torch tangent whose dtype is not its
-    primal's (copy_ from a float32 dual into a float64 tensor keeps a float32 tangent) is a
-    torch quirk: then only the tangent's values are compared."""
-    x, y = a[k], b.get(k)
-    if k == "tan" and isinstance(x, tuple) and len(x) == 3 and x[1] != a.get("dtype") and \
-            isinstance(y, tuple) and len(y) == 3:
-        return (x[0], x[2].astype(y[2].dtype)), (y[0], y[2])
-    return x, y
+# torch failing where its contract says it should not: its own internal asserts, and in-place
+# writes into the immutable ZeroTensor its sgn formulas return as a gradient or tangent (a
+# second backward accumulating into it, an in-place op on a dual whose tangent it is:
+# pytorch/pytorch#69855). ember has no ZeroTensor: its zeros are ordinary tensors.
+INTERNAL = ("INTERNAL ASSERT", "Could this error message be improved", "ZeroTensors are immutable")
 
 
-INTERNAL = ("INTERNAL ASSERT", "Could this error message be improved")
+def _internal_assert(x) -> bool:
+    """Whether observation ``x`` is torch failing its own internal assert (a torch bug, e.g.
+    reading ``is_leaf`` of a conj view changed in place in inference mode): no contract."""
+    return (isinstance(x, tuple) and len(x) == 3 and x[0] == "raise"
+            and any(m in str(x[2]) for m in INTERNAL))
 
 
 def compare(te: list, ee: list, phase: str, floor: float = TIGHT) -> list:
@@ -904,7 +928,7 @@ def _compare_raise(a, b, phase: str) -> Finding | None:
         return Finding(phase, "error_mismatch", a[2], None, a[1], a[4][1:], b[4][1:])
     if a[0] == "raise":
         if any(m in a[4][2] for m in INTERNAL):
-            return None   # torch's internal assert: no contract ember should copy
+            return None   # torch's internal assert or ZeroTensor bug: no contract to copy
         if phase == "fwd" and any(m in a[4][2] for m in FWD_UNSUPPORTED):
             return None   # ember supporting forward AD where torch lacks it is no bug
         return Finding(phase, "missing_error", a[2], None, a[1], a[4][1:], b[4])

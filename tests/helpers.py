@@ -52,7 +52,7 @@ def to_np(x):
         x = x.detach()
         if x.dtype is ember.bfloat16:
             x = x.float()
-        return x.numpy()
+        return x.numpy(force=True)  # force: conj/neg views (as for torch)
     return np.asarray(x)
 
 
@@ -229,9 +229,7 @@ def raises_same(fe, ft):
 
 
 def _plain_np(x):
-    x = x.detach()
-    if isinstance(x, torch.Tensor):
-        x = x.resolve_conj()
+    x = x.detach().resolve_conj().resolve_neg()
     if str(x.dtype).endswith("bfloat16"):
         x = x.float()
     return x.numpy()

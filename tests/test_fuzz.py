@@ -46,18 +46,10 @@ def _minimal_report(prog: Program, f) -> str:
 
 # Disagreements that remain on purpose, each with its reason (README, "Known differences"):
 # seed -> (reason, the findings' keys (phase, kind, where)). A chunk passes over exactly these;
-# test_known_findings_are_still_there fails once one is fixed, so the entry gets removed.
-ZERO_TENSOR = "torch's sgn gives an immutable ZeroTensor gradient/tangent; ember has none"
-LAZY_CONJ = "torch's conj() is a lazy view (conj bit); ember's copies"
-KNOWN: dict[int, tuple[str, set]] = {
-    337: (LAZY_CONJ, {("rev", "target.fn", "add_"), ("rev", "target.val", "reciprocal_")}),
-    362: (ZERO_TENSOR, {("fwd", "missing_error", "clamp_")}),
-    627: (ZERO_TENSOR, {("rev", "missing_error", "backward")}),
-    911: (LAZY_CONJ, {("rev", "final.leaf", "final"), ("rev", "final.rg", "final"),
-                      ("rev", "final.val", "final")}),
-    # a complex .mH under no_grad: torch's is a view of a leaf requiring grad, ember's a copy
-    1233: (LAZY_CONJ, {("rev", "out.rg", "no_grad|.mH")}),
-}
+# test_known_findings_are_still_there fails once one is fixed, so the entry gets removed. Empty
+# since lazy conj (ember's conj bit) closed the last ones; torch's own bugs (internal asserts,
+# ZeroTensor mutation) are not disagreements (fuzzer.INTERNAL).
+KNOWN: dict[int, tuple[str, set]] = {}
 
 
 def _unexpected(seed: int) -> list:

@@ -294,3 +294,43 @@ def test_numpy_arrays_unaffected():
         with cm:
             a = ember.from_numpy(np.arange(3.0))
             assert (a * 2).tolist() == [0.0, 2.0, 4.0]
+
+
+# an op on inference tensors (one requiring grad) outside inference mode: the autograd kernel is
+# skipped, but some kernels write through an op that records, or refuse through an out= call
+_INFERENCE_CALLS = {
+    "max_dim": lambda x: x.max(0), "min_dim": lambda x: x.min(0, keepdim=True),
+    "mode": lambda x: x.mode(-1), "cumsum": lambda x: x.cumsum(-1),
+    "cumprod": lambda x: x.cumprod(0), "logcumsumexp": lambda x: x.logcumsumexp(0),
+    "sort": lambda x: x.sort(descending=True), "msort": lambda x: x.msort(),
+    "topk": lambda x: x.topk(1, 0), "flip": lambda x: x.flip(0),
+    "kthvalue": lambda x: x.kthvalue(1, 0), "median_dim": lambda x: x.median(-1),
+    "median": lambda x: x.median(), "nanmedian_dim": lambda x: x.nanmedian(0),
+    "cummax": lambda x: x.cummax(0), "cummin": lambda x: x.cummin(0),
+    "logsumexp": lambda x: x.logsumexp(0), "mean": lambda x: x.mean(),
+    "mean_dim": lambda x: x.mean(0), "std": lambda x: x.std(), "std_dim": lambda x: x.std(0),
+    "var_all_dims": lambda x: x.var((0, 1)) if x.dim() == 2 else x.var(0),
+    "var_keepdim": lambda x: x.var(0, keepdim=True), "sum": lambda x: x.sum(0),
+    "amax": lambda x: x.amax(0),
+    "softmax": lambda x: x.softmax(0), "clone": lambda x: x.clone(), "double": lambda x: x.double(),
+}
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)], ids=str)
+@pytest.mark.parametrize("call", sorted(_INFERENCE_CALLS))
+def test_ops_on_inference_tensors_outside_inference_mode(call, shape):
+    import warnings
+
+    def f(M):
+        with M.inference_mode():
+            x = M.from_numpy(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape))
+            x.requires_grad_()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = _INFERENCE_CALLS[call](x)
+        except RuntimeError as ex:
+            return str(ex).replace("torch.", "ember.")
+        r = r if isinstance(r, tuple) else (r,)
+        return [(o.requires_grad, o.grad_fn, o.is_inference()) for o in r]
+    both(f)

@@ -248,7 +248,7 @@ def tensor_repr(t, tensor_contents: str | None = None) -> str:
     from ._tensor import Tensor
 
     cls = type(t)
-    plain = cls is Tensor or cls.__name__ == "Parameter"
+    plain = cls is Tensor or cls.__name__ == "Parameter" or getattr(cls, "bits", 0)
     prefix = "tensor(" if plain else f"{cls.__name__}("
     indent = len(prefix)
     suffixes = []

@@ -30,7 +30,7 @@ class Version:
 class _Extra:
     """A tensor's rarely used parts: hooks, retain_grad, inference and meta flags."""
 
-    __slots__ = ("detached", "hooks", "inference", "name", "post_acc", "retains")
+    __slots__ = ("detached", "hooks", "inference", "name", "post_acc", "retains", "view_op")
 
     def __init__(self):
         self.hooks = None      # leaf hooks: {id: fn}
@@ -39,6 +39,9 @@ class _Extra:
         self.inference = False
         self.name = None
         self.detached = -1     # node sequence number when detach_() dropped a grad_fn
+        # the view op (conj, neg_view, view_as_real, view_as_complex) that made a view whose
+        # history PyTorch regenerates by replaying that op rather than by as_strided
+        self.view_op = None
 
 
 class Tensor:
@@ -197,6 +200,9 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if value and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -348,7 +354,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new tensor sharing storage and version counter, out of the graph."""
-        return _view_of(self, self._data, differentiable=False)
+        return _view_of(self, raw_data(self), differentiable=False)
 
     def detach_(self) -> Tensor:
         """Detach in place; refused on any differentiable view, as in PyTorch."""
@@ -426,14 +432,24 @@ class Tensor:
                 "instead.")
         return self._data if dtype is None else self._data.astype(dtype)
 
+    def _one_number(self, to=None):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self.item()
+        if to is not None and isinstance(v, complex):
+            # PyTorch's check: the imaginary part must be 0
+            from ._scalar import to_dtype
+            v = to_dtype(v, to)
+        return v
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._one_number(D.float64))
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._one_number(D.int64))
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._one_number())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -444,7 +460,8 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                "Boolean value of Tensor with more than one value is ambiguous")
+                "Boolean value of Tensor with no values is ambiguous" if not self._data.size
+                else "Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __len__(self) -> int:
@@ -490,6 +507,110 @@ class Tensor:
 
     def __setstate__(self, state):
         raise TypeError("use pickle on ember tensors through __reduce_ex__")
+
+
+# ---- PyTorch's conj and neg bits: views whose values are a transform of their memory ----------
+
+_DATA = Tensor.__dict__["_data"]   # the slot itself, beneath _Lazy's property
+raw_data = _DATA.__get__           # a tensor's array as stored (a lazy view's untransformed memory)
+
+
+class _Lazy(Tensor):
+    """A view with PyTorch's conjugate (or negative) bit set: it shares its base's memory, and
+    reads see the transformed values (``_data`` is a fresh read-only array), writes store the
+    inverse transform (``store``). Both transforms are involutions."""
+
+    __slots__ = ()
+    bits = 0
+    _fn_np = None
+
+    @property
+    def _data(self):
+        a = type(self)._fn_np(_DATA.__get__(self))
+        if type(a) is not np.ndarray:   # (a 0-dim array's ufunc result is a NumPy scalar)
+            a = np.asarray(a)
+        a.flags.writeable = False
+        return a
+
+    @_data.setter
+    def _data(self, value) -> None:   # ``x.data = y``: new memory, no bit
+        self.__class__ = Tensor
+        _DATA.__set__(self, value)
+
+    def _plain(self) -> Tensor:
+        return _make(_DATA.__get__(self), self._vc, False, None)
+
+    def stride(self, dim: int | None = None):
+        return self._plain().stride(dim)
+
+    def storage_offset(self) -> int:
+        return self._plain().storage_offset()
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._plain().is_contiguous(memory_format)
+
+    def data_ptr(self) -> int:
+        return self._plain().data_ptr()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if not force:
+            what, fix = ("conjugate", "conj") if self.bits & CONJ_BIT else ("negative", "neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {what} bit set. Use "
+                               f"tensor.resolve_{fix}().numpy() instead.")
+        return self._data.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        self.numpy()
+
+    @property
+    def data(self) -> Tensor:
+        d = _make(_DATA.__get__(self), Version(), False, None)
+        if self.is_inference():
+            d._extra().inference = True
+        d.__class__ = type(self)
+        return d
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+
+CONJ_BIT, NEG_BIT = 4, 8
+
+
+class _ConjTensor(_Lazy):
+    __slots__ = ()
+    bits = CONJ_BIT
+    _fn_np = staticmethod(np.conj)
+
+
+class _NegTensor(_Lazy):
+    __slots__ = ()
+    bits = NEG_BIT
+    _fn_np = staticmethod(np.negative)
+
+
+for _c in (_ConjTensor, _NegTensor):   # what ``type(t)`` prints, as for any PyTorch tensor
+    _c.__name__ = _c.__qualname__ = "Tensor"
+LAZY_OF_BITS = {0: Tensor, CONJ_BIT: _ConjTensor, NEG_BIT: _NegTensor}
+
+
+def lazy_bits(t) -> int:
+    """The conj/neg bits of ``t`` (0 for a plain tensor or a Parameter)."""
+    return getattr(type(t), "bits", 0)
+
+
+def set_lazy_bits(t: Tensor, bits: int) -> Tensor:
+    """Make ``t`` (a tensor over plain memory) read its memory through ``bits``."""
+    t.__class__ = LAZY_OF_BITS[bits]
+    return t
+
+
+def store(t: Tensor, values) -> None:
+    """Write ``values`` into ``t``'s memory (a lazy view stores the inverse transform)."""
+    if isinstance(t, _Lazy):
+        values = type(t)._fn_np(np.asarray(values))
+    np.copyto(_DATA.__get__(t), values, casting="unsafe")
 
 
 def _rebuild(data, requires_grad):
@@ -540,6 +661,8 @@ def _view_of(src: Tensor, data, differentiable: bool = True, multi: bool = False
     view records its root base in ``_base`` (in-place ops on it rebase the base's history), the
     version its history belongs to (``_av``) and how it was created (``_cm``)."""
     t = _make(data, src._vc, False, None)
+    if isinstance(src, _Lazy) and np.may_share_memory(data, _DATA.__get__(src)):
+        t.__class__ = type(src)   # a view of a conj (neg) view has the bit too
     x = src._x
     if x is not None and x.inference:
         # an inference tensor's views are inference tensors, not views: PyTorch tracks no view
@@ -684,6 +807,8 @@ def _py_scalar(a: np.ndarray):
 _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
                  "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
                  "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                 "uint16": "unsigned short", "uint32": "unsigned int",
+                 "uint64": "unsigned long",
                  "bool": "bool", "complex64": "c10::complex<float>",
                  "complex128": "c10::complex<double>"}
 

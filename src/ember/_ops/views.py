@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import itertools
 import numbers
-from weakref import WeakSet, ref
+from weakref import WeakSet
 
 import numpy as np
 
-from .._tensor import Tensor, _is_contiguous, _root, _wrap_dim
+from .._tensor import (
+    CONJ_BIT,
+    NEG_BIT,
+    Tensor,
+    _is_contiguous,
+    _root,
+    _wrap_dim,
+    lazy_bits,
+    raw_data,
+)
 from ..autograd.graph import Node
 from ._dispatch import SELF_OVERLAP, apply
 from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
@@ -67,12 +76,17 @@ def _infer_shape(shape, numel: int) -> tuple:
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
-    for s in shape:
+    for i, s in enumerate(shape):
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(
+                    f"invalid shape dimension {s} at index {i} of shape {_fmt(shape)}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -188,7 +202,17 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """``torch.unflatten``."""
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape))
-    sizes = _infer_shape(tuple(sizes), shape[d])
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if -1 not in sizes:
+        n = 1
+        for s in sizes:
+            n *= s
+        if n != shape[d]:
+            raise RuntimeError(f"unflatten: Provided sizes {_fmt(sizes)} don't multiply up to the "
+                               f"size of dim {dim} ({shape[d]}) in the input tensor")
+    sizes = _infer_shape(sizes, shape[d])
     return view(input, shape[:d] + sizes + shape[d + 1:])
 
 
@@ -212,7 +236,11 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
         return apply(SQUEEZE, (input,), (shape, dims))
     if isinstance(dim, (tuple, list)):
-        dims = tuple(sorted({_wrap_dim(d, len(shape)) for d in dim}))
+        wrapped = [_wrap_dim(d, len(shape)) for d in dim]
+        for i, d in enumerate(wrapped):
+            if d in wrapped[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        dims = tuple(sorted(set(wrapped)))
         op = SQUEEZE_DIMS
     else:
         dims = (_wrap_dim(dim, len(shape)),)
@@ -282,8 +310,15 @@ def movedim(input: Tensor, source, destination) -> Tensor:
     n = input._data.ndim
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+            f"the same number of dims as destination ({dst} dims)")
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
     if n == 0:
         return apply(ALIAS, (input,), ((), ()))
     order = [i for i in range(n) if i not in src]
@@ -296,6 +331,17 @@ moveaxis = movedim
 
 
 def adjoint(input: Tensor) -> Tensor:
+    """``torch.adjoint``: the conjugate transpose of the last two dims (a number: itself)."""
+    n = input._data.ndim
+    if n == 0:
+        import warnings
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj(). "
+                      "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                      "TensorShape.cpp:4390.)", UserWarning, stacklevel=2)
+        return input.conj()
+    if n < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {n}-D tensor.")
     return transpose(input, -2, -1).conj()
 
 
@@ -356,6 +402,12 @@ def expand(self: Tensor, *sizes) -> Tensor:
             f"or equal to the number of dimensions in the tensor ({len(shape)})")
     lead = len(sizes) - len(shape)
     out = list(sizes)
+    for i in range(lead):
+        if sizes[i] < 0:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({sizes[i]}) isn't allowed in a leading, "
+                f"non-existing dimension {i}" if sizes[i] == -1 else
+                "numel: integer multiplication overflow")
     for i in range(len(shape) - 1, -1, -1):   # PyTorch reports the last mismatching dim
         s = shape[i]
         want = sizes[lead + i]
@@ -438,8 +490,8 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     d = _wrap_dim(dim, len(shape))
     size = shape[d]
     if not -size <= index < size:
-        raise IndexError(
-            f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(shape)} at dimension {d}")
     key = (slice(None),) * d + (index % size,)
     return apply(SELECT, (input,), (shape, key))
 
@@ -459,6 +511,11 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     d = _wrap_dim(dim, len(shape))
     if isinstance(start, Tensor):
         start = int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if not -shape[d] <= start <= shape[d]:
+        raise IndexError(f"start out of range (expected to be in range of [{-shape[d]}, "
+                         f"{shape[d]}], but got {start})")
     if start < 0:
         start += shape[d]
     if start < 0 or start + length > shape[d] or length < 0:
@@ -472,17 +529,17 @@ def getitem_basic(self: Tensor, key: tuple, lone_slice: bool = False) -> Tensor:
     like PyTorch's: a slice taking a whole dim is skipped (an index doing nothing makes an
     alias), except for a lone slice key (``lone_slice``, ``x[:]``), always a SliceBackward0."""
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
     ndim = self._data.ndim
     if n_real > ndim:
         raise IndexError(
             f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
-    for k in key:
+    ellipsis = ndim - n_real   # as PyTorch: a second ellipsis stands for no dims
+    for pos, k in enumerate(key):
         if k is Ellipsis:
-            dim += ndim - n_real
+            dim += ellipsis
+            ellipsis = 0
         elif k is None:
             out = unsqueeze(out, dim)
             dim += 1
@@ -499,9 +556,9 @@ def getitem_basic(self: Tensor, key: tuple, lone_slice: bool = False) -> Tensor:
         else:
             i = int(k)
             size = out._data.shape[dim]
-            if not -size <= i < size:
+            if not -size <= i < size:   # PyTorch names the index's position in the key
                 raise IndexError(
-                    f"index {i} is out of bounds for dimension {dim} with size {size}")
+                    f"index {i} is out of bounds for dimension {pos} with size {size}")
             out = select(out, dim, i)
     if out is self:
         out = apply(ALIAS, (self,), (self._data.shape, ()))
@@ -621,6 +678,10 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``Tensor.unfold``: sliding windows along a dim, as a view."""
     shape = self._data.shape
     d = _wrap_dim(dimension, len(shape))
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
     n = (shape[d] - size) // step + 1 if shape else 1
     if shape and size > shape[d]:
         raise RuntimeError(
@@ -695,6 +756,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     size = shape[d]
     if isinstance(split_size_or_sections, numbers.Integral):
         s = int(split_size_or_sections)
+        if s < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={s}")
         if s <= 0 and size:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {size}")
@@ -717,6 +781,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``torch.chunk``."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    if not input._data.ndim:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     s = -(-size // chunks) if size else 0
@@ -734,6 +800,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     size = input._data.shape[d]
     if isinstance(indices_or_sections, numbers.Integral):
         n = int(indices_or_sections)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
         q, r = divmod(size, n)
         sizes = [q + 1] * r + [q] * (n - r)
     else:
@@ -747,12 +815,28 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+def _xsplit(name: str, input: Tensor, sections, min_dims: int, dim: int) -> tuple:
+    """``torch.hsplit`` / ``vsplit`` / ``dsplit``: tensor_split along ``dim`` after PyTorch's
+    checks (enough dims; a number of sections must divide the dim evenly)."""
+    n = input._data.ndim
+    if n < min_dims:
+        raise RuntimeError(f"ember.{name} requires a tensor with at least {min_dims} dimension, "
+                           f"but got a tensor with {n} dimensions!")
+    if isinstance(sections, numbers.Integral):
+        size = input._data.shape[dim]
+        if sections == 0 or size % abs(sections):
+            raise RuntimeError(
+                f"ember.{name} attempted to split along dimension {dim}, but the size of the "
+                f"dimension {size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
 def hsplit(input: Tensor, sections) -> tuple:
-    return tensor_split(input, sections, 1 if input._data.ndim > 1 else 0)
+    return _xsplit("hsplit", input, sections, 1, 1 if input._data.ndim > 1 else 0)
 
 
 def vsplit(input: Tensor, sections) -> tuple:
-    return tensor_split(input, sections, 0)
+    return _xsplit("vsplit", input, sections, 2, 0)
 
 
 def _unbind_vjp(ns, grads, need, dim, n, in_shape):
@@ -793,6 +877,8 @@ def real(input: Tensor) -> Tensor:
     ViewAsRealBackward0)."""
     if not input.is_complex():
         return input
+    if lazy_bits(input) & CONJ_BIT:   # the real parts of the memory under the conj bit
+        return select(view_as_real(input.conj()), -1, 0)
     return select(view_as_real(input), -1, 0)
 
 
@@ -801,6 +887,8 @@ def imag(input: Tensor) -> Tensor:
     complex tensors only."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if lazy_bits(input) & CONJ_BIT:   # the memory's imaginary parts, read negated
+        return select(view_as_real(input.conj())._neg_view(), -1, 1)
     return select(view_as_real(input), -1, 1)
 
 
@@ -817,13 +905,19 @@ VIEW_AS_REAL = Op("view_as_real", _real_pairs, lambda ns, g, need: (ns.view_as_c
                   linear=True, is_view=True)
 VIEW_AS_COMPLEX = Op("view_as_complex", _complex_of_pairs,
                      lambda ns, g, need: (ns.view_as_real(g),), linear=True, is_view=True)
+VIEW_AS_REAL.replays = VIEW_AS_COMPLEX.replays = True
 
 
 def view_as_real(input: Tensor) -> Tensor:
     """``torch.view_as_real``: a complex tensor's memory as (..., 2) real pairs (a view)."""
     if not input.is_complex():
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    return _replayed(apply(VIEW_AS_REAL, (input,)), VIEW_AS_REAL)
+    if lazy_bits(input) & CONJ_BIT:
+        raise RuntimeError(
+            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+            "conjugate tensor so you can view it as real, use self.resolve_conj(); however, be "
+            "warned that the resulting tensor will NOT alias the original.")
+    return apply(VIEW_AS_REAL, (input,))
 
 
 def view_as_complex(input: Tensor) -> Tensor:
@@ -837,7 +931,7 @@ def view_as_complex(input: Tensor) -> Tensor:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if d.shape[-1:] != (2,):
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    return _replayed(apply(VIEW_AS_COMPLEX, (input,)), VIEW_AS_COMPLEX)
+    return apply(VIEW_AS_COMPLEX, (input,))
 
 
 ns_fn("view_as_complex", _complex_of_pairs, view_as_complex)
@@ -925,29 +1019,55 @@ def view_geometry(base: np.ndarray, view: np.ndarray) -> tuple:
     return view_index(base, _pairs(view)), 2
 
 
+def tensor_geometry(base: Tensor, view: Tensor) -> tuple:
+    """(positions, mode) of view tensor ``view`` inside ``base``, through their memory; the
+    mode also carries the conj/neg bits the view reads its region through (``_lazy``)."""
+    idx, mode = view_geometry(raw_data(base), raw_data(view))
+    return idx, mode | (lazy_bits(view) ^ lazy_bits(base))
+
+
+def _lazy(ns, g, mode):
+    """A gradient passed between a view and its base region through the view's bits (conj and
+    negation are their own adjoints in PyTorch's convention)."""
+    if mode & CONJ_BIT:
+        g = ns.conj(g)
+    if mode & NEG_BIT:
+        g = -g
+    return g
+
+
 def geo_take(ns, G, idx, mode):
     """The view's region of a base-shaped gradient ``G``."""
-    if mode == 0:
-        return ns.take_flat(G, idx)
-    if mode == 1:
-        return ns.take_flat(ns.view_as_real(G), idx)
-    return ns.view_as_complex(ns.take_flat(G, idx))
+    kind = mode & 3
+    if kind == 0:
+        r = ns.take_flat(G, idx)
+    elif kind == 1:
+        r = ns.take_flat(ns.view_as_real(G), idx)
+    else:
+        r = ns.view_as_complex(ns.take_flat(G, idx))
+    return _lazy(ns, r, mode) if mode > 3 else r
 
 
 def geo_put(ns, G, idx, v, mode):
     """``G`` with the view's region replaced by ``v``."""
-    if mode == 0:
+    if mode > 3:
+        v = _lazy(ns, v, mode)
+    kind = mode & 3
+    if kind == 0:
         return ns.put_flat(G, idx, v)
-    if mode == 1:
+    if kind == 1:
         return ns.view_as_complex(ns.put_flat(ns.view_as_real(G), idx, v))
     return ns.put_flat(G, idx, ns.view_as_real(v))
 
 
 def geo_scatter(ns, g, idx, base_shape, mode):
     """A base-shaped gradient from the view's gradient ``g`` (overlapping positions sum)."""
-    if mode == 0:
+    if mode > 3:
+        g = _lazy(ns, g, mode)
+    kind = mode & 3
+    if kind == 0:
         return ns.scatter_add_flat(g, idx, base_shape)
-    if mode == 1:
+    if kind == 1:
         return ns.view_as_complex(ns.scatter_add_flat(g, idx, tuple(base_shape) + (2,)))
     return ns.scatter_add_flat(ns.view_as_real(g), idx, base_shape)
 
@@ -988,30 +1108,26 @@ def _view_history_vjp(ns, g, need, size, stride, offset, in_shape, idx, mode):
 
 VIEW_HISTORY = Op("view_history", None, _view_history_vjp, node="AsStridedBackward0",
                   names=("size", "stride", "storage_offset", "self_sym_sizes"))
-# PyTorch regenerates the history of a view made by a dtype-changing view op by replaying that
-# op (its view_func) rather than by as_strided: the regenerated grad_fn keeps the op's name
-_REPLAY_HISTORY = {
-    op: Op(op.name + "_history", None, _view_history_vjp, node=op.node.__name__, names=())
-    for op in (VIEW_AS_REAL, VIEW_AS_COMPLEX)}
-# id of a view made directly by view_as_real / view_as_complex -> (weakref to it, the op); keyed
-# by id since tensors compare elementwise
-_REPLAYED: dict = {}
+# PyTorch regenerates the history of a view whose chain holds a view op that as_strided cannot
+# express (a dtype change, the conj or neg bit) by replaying the chain: the regenerated grad_fn
+# keeps the last op's name
+_REPLAY_HISTORY: dict = {}
 
 
-def _replayed(out: Tensor, op: Op) -> Tensor:
-    if out._base is not None:
-        key = id(out)
-        _REPLAYED[key] = (ref(out, lambda _, k=key: _REPLAYED.pop(k, None)), op)
-    return out
+def _replay_history(op: Op) -> Op:
+    h = _REPLAY_HISTORY.get(op)
+    if h is None:
+        h = _REPLAY_HISTORY[op] = Op(op.name + "_history", None, _view_history_vjp,
+                                     node=op.node.__name__, names=())
+    return h
 
 
 def as_strided_node(view: Tensor, base: Tensor):
     """An AsStridedBackward0 node taking ``view``'s region out of ``base``'s history: a view's
     grad_fn once its buffer was changed in place behind its back."""
-    idx, mode = view_geometry(base._data, view._data)
-    hit = _REPLAYED.get(id(view)) if mode else None
-    op = hit[1] if hit is not None and hit[0]() is view else None
-    vn = object.__new__(VIEW_HISTORY.node if op is None else _REPLAY_HISTORY[op].node)
+    idx, mode = tensor_geometry(base, view)
+    op = view._x.view_op if view._x is not None else None
+    vn = object.__new__(VIEW_HISTORY.node if op is None else _replay_history(op).node)
     vn._seq = next_seq()
     vn._h = None
     vn._saved = ()
@@ -1026,7 +1142,7 @@ def rebase_view(view: Tensor, node) -> None:
     of that new history."""
     from .._tensor import set_history
     base = view._base
-    idx, mode = view_geometry(base._data, view._data)
+    idx, mode = tensor_geometry(base, view)
     cs = object.__new__(CopySlices)
     cs._seq = next_seq()
     cs._h = None

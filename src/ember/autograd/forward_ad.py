@@ -71,11 +71,14 @@ def fw_of(t):
     o = t._fwb
     if o is None or o._fw is None or STATE.fw_level < 0 or STATE.inference:
         return None
-    data = _tangent_view(o._fw._data, o._data, t._data)
+    from .._tensor import Version, _make, lazy_bits, raw_data, set_lazy_bits
+    data = _tangent_view(o._fw._data, raw_data(o), raw_data(t))
     if data is None:
         return None
-    from .._tensor import Version, _make
     fw = t._fw = _make(data, Version(), False, None)
+    bits = lazy_bits(t) ^ lazy_bits(o)
+    if bits:   # a conj (neg) view's tangent is the conj (neg) view of its owner's
+        set_lazy_bits(fw, bits)
     _remember(t)
     return fw
 
@@ -154,29 +157,30 @@ def write_tangent(t, fw) -> None:
     as zeros in its owner first if there was none)."""
     import numpy as np
 
-    from .._tensor import Version, _make
+    from .._tensor import Version, _make, lazy_bits, raw_data, store
     if not (t.is_floating_point() or t.is_complex()):
         return
     tgt = fw_of(t)
     if tgt is None:
         o = owner(t)
-        z = zeros_like_layout(o._data) if type(fw._data) is np.ndarray else None
+        z = zeros_like_layout(raw_data(o)) if type(fw._data) is np.ndarray else None
         if z is not None:
             o._fw = _make(z, Version(), False, None)
             _remember(o)
             tgt = fw_of(t)
-    if tgt is not None and type(fw._data) is np.ndarray and tgt._data.size and any(
-            st == 0 and n > 1 for st, n in zip(tgt._data.strides, tgt._data.shape)) \
-            and _expanded_write(tgt._data, fw._data):
+    td = None if tgt is None else raw_data(tgt)   # (a conj view's: its memory)
+    if tgt is not None and type(fw._data) is np.ndarray and td.size and any(
+            st == 0 and n > 1 for st, n in zip(td.strides, td.shape)) \
+            and _expanded_write(td, type(tgt)._fn_np(fw._data) if lazy_bits(tgt) else fw._data):
         return
-    if tgt is None or type(fw._data) is not np.ndarray or not tgt._data.flags.writeable:
+    if tgt is None or type(fw._data) is not np.ndarray or not td.flags.writeable:
         from .._ops._dispatch import _write_base_tangent
         if t._base is not None:
             _write_base_tangent(t._base, t, fw)
         t._fw = fw
         _remember(t)
         return
-    np.copyto(tgt._data, fw._data, casting="unsafe")
+    store(tgt, fw._data)
 
 
 def _expanded_write(d, new) -> bool:
