@@ -35,6 +35,9 @@ __all__ = [
     "set_default_dtype",
     "short",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]
 
 _BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
@@ -90,12 +93,18 @@ float32 = dtype("float32", np.float32, _FLOAT, True, "FloatTensor")
 float64 = dtype("float64", np.float64, _FLOAT, True, "DoubleTensor")
 complex64 = dtype("complex64", np.complex64, _COMPLEX, True, "ComplexFloatTensor")
 complex128 = dtype("complex128", np.complex128, _COMPLEX, True, "ComplexDoubleTensor")
+# PyTorch's "shell" unsigned types: tensors of them exist, but they promote with no other integer
+# type and many kernels refuse them (``UNSUPPORTED_UINT`` lists what ember refuses likewise)
+uint16 = dtype("uint16", np.uint16, _INT, False, "UInt16Tensor")
+uint32 = dtype("uint32", np.uint32, _INT, False, "UInt32Tensor")
+uint64 = dtype("uint64", np.uint64, _INT, False, "UInt64Tensor")
+SHELL_UINTS = (uint16, uint32, uint64)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128)
+       complex128, uint16, uint32, uint64)
 _FROM_NP = {d.np: d for d in ALL}
 
 
@@ -145,7 +154,22 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return r
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+               "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+               "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+
+
+def type_name(d: dtype) -> str:
+    """PyTorch's ScalarType name of ``d`` ("Float", "Long", "UInt16", ...)."""
+    return _TYPE_NAMES[d.name]
+
+
 def _promote(a: dtype, b: dtype) -> dtype:
+    if (a in SHELL_UINTS or b in SHELL_UINTS) and a._cat != _FLOAT and b._cat != _FLOAT:
+        raise RuntimeError(
+            "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+            f"{type_name(a)} and {type_name(b)}")
     if a._cat < b._cat:
         a, b = b, a
     if a._cat != b._cat:
@@ -173,13 +197,20 @@ def scalar_dtype(v) -> dtype:
     if t is builtins.complex:
         return _Defaults.complex
     if isinstance(v, np.generic):
-        d = from_numpy_dtype(v.dtype)
-        if d._cat == _FLOAT:
-            return _Defaults.dtype
-        if d._cat == _COMPLEX:
-            return _Defaults.complex
-        return int64 if d._cat == _INT else bool
+        return scalar_dtype(py_scalar(v))
     raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def py_scalar(v: np.generic):
+    """The Python number PyTorch's argument parser makes of NumPy scalar ``v`` (its Scalar
+    conversion): NumPy integers become ``int``, ``np.complex128`` (a Python complex) ``complex``,
+    anything else ``float(v)``: so ``np.bool_`` counts as a float and ``np.complex64`` loses its
+    imaginary part (with NumPy's ComplexWarning), as in PyTorch. Width never matters."""
+    if isinstance(v, np.integer):
+        return builtins.int(v)
+    if isinstance(v, builtins.complex):
+        return builtins.complex(v)
+    return builtins.float(v)
 
 
 def _combine(higher, lower):

@@ -528,6 +528,8 @@ class _TorchGlobal:
 
 
 _G_REBUILD_V2 = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
+_G_REBUILD_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+_G_UNTYPED = _TorchGlobal("torch.storage", "UntypedStorage")
 _G_REBUILD_PARAM = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _G_REBUILD_PARAM_STATE = _TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
 _G_REBUILD_META = _TorchGlobal("torch._utils", "_rebuild_meta_tensor_no_storage")
@@ -610,6 +612,8 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
+            if obj.dtype in D.SHELL_UINTS:   # no typed storage class: bytes, as PyTorch
+                return ("storage", _G_UNTYPED, obj.key, "cpu", obj.numel * obj.dtype.itemsize)
             return ("storage", _G_STORAGE[obj.dtype], obj.key, "cpu", obj.numel)
         return None
 
@@ -640,6 +644,8 @@ class _Pickler(pickle._Pickler):
             func = _G_REBUILD_V2
             args = (ref, offset, tuple(t.shape), tuple(stride), t.requires_grad,
                     collections.OrderedDict())
+            if t.dtype in D.SHELL_UINTS:   # PyTorch saves these as bytes plus their dtype
+                func, args = _G_REBUILD_V3, args + (t.dtype,)
         if cls is Tensor:
             return (func, args)
         state = _python_state(t) or {}

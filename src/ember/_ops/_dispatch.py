@@ -5,23 +5,39 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, Version, _make, _refresh_view, _root, set_history, view_rebase_error
+from .._tensor import (
+    CONJ_BIT,
+    Tensor,
+    Version,
+    _Lazy,
+    _make,
+    _refresh_view,
+    _root,
+    lazy_bits,
+    raw_data,
+    set_history,
+    view_rebase_error,
+)
 from ..autograd.forward_ad import fw_of, write_tangent
 from ..autograd.grad_mode import STATE
 from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
+from ._uint import SHELL_NP, UINT_GATED
+from ._uint import check as uint_check
 
 _FLOAT_KINDS = "fc"
 _PYNUM = (int, float, bool, complex)
 
 
 def to_operand(x):
-    """Python numbers pass through; NumPy scalars become Python numbers; tensors stay."""
+    """Python numbers pass through; NumPy scalars become the Python numbers PyTorch makes of
+    them (``D.py_scalar``: their kind counts, not their width; ``np.float64`` subclasses
+    ``float``, so it is tested first); tensors stay."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, np.generic):
+        return D.py_scalar(x)
     if isinstance(x, _PYNUM):
         return x
-    if isinstance(x, np.generic):
-        return x.item()
     if isinstance(x, np.ndarray):
         from .creation import tensor
         return tensor(x)
@@ -68,7 +84,9 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
         b = to_operand(b)
     if not isinstance(a, Tensor):
         a = to_operand(a)
-    da, db, _ = promoted(a, b, int_to_float)
+    da, db, npt = promoted(a, b, int_to_float)
+    if op.name in UINT_GATED and npt in SHELL_NP:
+        uint_check(op.name, npt)
     try:
         out = op.fwd(da, db, *params)
     except ValueError:
@@ -132,9 +150,17 @@ def check_broadcast(*shapes) -> None:
         res = [x if x != 1 else y for x, y in zip(a, b)]
 
 
+def broadcast_failed(exc: ValueError, *shapes) -> None:
+    """PyTorch's error in place of NumPy's ValueError ``exc`` when it is a broadcast failure."""
+    if "broadcast" in str(exc):
+        check_broadcast(*shapes)
+
+
 def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
     """Call a one-operand op; integer inputs become the default float when the op needs it."""
     d = x._data
+    if op.name in UINT_GATED and d.dtype in SHELL_NP:
+        uint_check(op.name, d.dtype)
     if int_to_float and d.dtype.kind not in _FLOAT_KINDS and d.dtype != D.bfloat16.np:
         d = d.astype(D.get_default_dtype().np)
     out = op.fwd(d, *params)
@@ -240,9 +266,7 @@ def _cast_result(self: Tensor, out: np.ndarray, rt) -> np.ndarray:
 
 
 def _type_name(d: D.dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[d.name]
+    return D.type_name(d)
 
 
 def _check_shape(self: Tensor, out) -> None:
@@ -266,28 +290,38 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     # element, each reading what the previous ones wrote
     seq = (self._base is not None and op.elementwise and len(others) <= 1
            and _self_overlapping(self._data))
+    if op.name in UINT_GATED and self._data.dtype in SHELL_NP:
+        uint_check(op.name, self._data.dtype)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
         if seq:
             out = _sequential(op, self._data, da.dtype, db, params).astype(rt)
-        elif op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
-            # nothing to record: let the ufunc write straight into self's buffer (NumPy checks
-            # the shapes before writing; on a mismatch the general path raises PyTorch's error)
-            try:
-                op.ufunc(da, db, out=da)
-            except ValueError:
-                pass
-            else:
-                self._vc.v += 1
-                return self
-            out = op.fwd(da, db, *params)
         else:
-            out = op.fwd(da, db, *params)
+            if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):
+                # nothing to record: let the ufunc write straight into self's buffer (NumPy
+                # checks the shapes before writing; on a mismatch the general path raises)
+                try:
+                    op.ufunc(da, db, out=da)
+                except ValueError:
+                    pass
+                else:
+                    self._vc.v += 1
+                    return self
+            try:
+                out = op.fwd(da, db, *params)
+            except ValueError as e:
+                broadcast_failed(e, np.shape(da), np.shape(db))
+                raise
     else:
         d = self._data
         if int_to_float and d.dtype.kind not in _FLOAT_KINDS:
             d = d.astype(D.get_default_dtype().np)
-        out = op.fwd(d, *[o._data if isinstance(o, Tensor) else o for o in others], *params)
+        datas = [o._data if isinstance(o, Tensor) else o for o in others]
+        try:
+            out = op.fwd(d, *datas, *params)
+        except ValueError as e:
+            broadcast_failed(e, d.shape, *[np.shape(x) for x in datas])
+            raise
         rt = np.asarray(out).dtype
         if seq:
             out = _sequential(op, self._data, d.dtype, None, params).astype(rt)
@@ -368,7 +402,9 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool, write: bool 
             _refresh_view(self)   # the op's input is the view's current history
         # saved inputs keep their pre-write versions; a saved output records the post-write
         # one; a formula needing self's old value gets a copy of it (PyTorch's original_self)
-        res = _make(self._data, self._vc, False, None)
+        res = _make(raw_data(self), self._vc, False, None)
+        if isinstance(self, _Lazy):
+            res.__class__ = type(self)   # the saved result reads the memory as self does
         to_save = inputs
         if 0 in op.saves:
             orig = _make(self._data.copy(), Version(), self._rg, self._fn, self._onr)
@@ -384,15 +420,20 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool, write: bool 
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(self)
     if write and not self.is_meta:
+        d = raw_data(self)
+        if isinstance(self, _Lazy):   # a conj (neg) view stores the inverse transform
+            out = type(self)._fn_np(np.asarray(out))
         try:
-            np.copyto(self._data, out, casting="unsafe")
+            np.copyto(d, out, casting="unsafe")
         except ValueError:  # a read-only broadcast (expanded) array
-            _write_expanded(op, self._data, out)
+            _write_expanded(op, d, out)
     self._vc.v += 1
     if node is not None:
         if op.save_out:
             s = list(node._saved)
             data, vc, _, k = s[-1]
+            if isinstance(self, _Lazy):   # saved as read before the write: read it again
+                data = self._data
             s[-1] = (data, vc, vc.v, k)
             node._saved = s
         if self._base is not None:
@@ -471,8 +512,11 @@ def _write_base_tangent(base: Tensor, view: Tensor, fw: Tensor) -> None:
         return
     bt = base._fw
     bd = np.zeros(base._data.shape, base._data.dtype) if bt is None else bt._data
-    idx = view_index(base._data, view._data)
+    idx = view_index(raw_data(base), raw_data(view))
     v = np.broadcast_to(fw._data, view._data.shape).astype(bd.dtype)
+    bits = lazy_bits(view) ^ lazy_bits(base)
+    if bits:   # the base's tangent region is the view's through the view's bits
+        v = np.conj(v) if bits & CONJ_BIT else -v
     if type(v) is not np.ndarray:   # a batched tangent (vectorized forward-mode jacobian)
         from .._batched import NPB
         _put_flat_np = NPB.put_flat

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .. import _scalar as S
 from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
@@ -153,7 +154,25 @@ def type_(self: Tensor, dtype=None, non_blocking=False, **kw):
 
 
 def view_dtype(self: Tensor, dtype: D.dtype) -> Tensor:
-    """``Tensor.view(dtype)``: reinterpret the bytes (not differentiable)."""
+    """``Tensor.view(dtype)``: reinterpret the bytes (not differentiable), with PyTorch's
+    conditions when the element sizes differ."""
+    old, new = self._data.dtype.itemsize, dtype.itemsize
+    if old != new:
+        from ._dispatch import _type_name
+        what = (f"to view {_type_name(self.dtype)} as {_type_name(dtype)} (different element "
+                "sizes)")
+        if not self._data.ndim:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if self.stride(-1) != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {self.stride(-1)}")
+        if new > old:
+            ratio = new // old
+            if self._data.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{self._data.shape[-1]}")
+            if self.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, "
+                                   f"but got {self.storage_offset()}")
     return _make(self._data.view(dtype.np), self._vc, False, None)
 
 
@@ -236,9 +255,20 @@ def fill_(self: Tensor, value, _op: Op = FILL) -> Tensor:
         check_inplace(self, (value,))
         out = FILL_T.fwd(self._data, value._data.astype(self._data.dtype))
         return commit(FILL_T, self, (self, value), (), out, records((self, value)))
+    if not isinstance(value, (int, float, complex, np.generic)):
+        raise TypeError(_fill_arg_error(value))
     check_inplace(self)
+    value = S.to_dtype(value, self.dtype, self._data.size == 1)
     out = np.full(self._data.shape, value, self._data.dtype)
     return commit(_op, self, (self,), (value,), out, records((self,)))
+
+
+def _fill_arg_error(value) -> str:
+    n = type(value).__name__
+    return ("fill_() received an invalid combination of arguments - got (" + n + "), but "
+            "expected one of:\n * (Tensor value)\n      didn't match because some of the "
+            "arguments have invalid types: (!" + n + "!)\n * (Number value)\n      didn't match "
+            "because some of the arguments have invalid types: (!" + n + "!)\n")
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -12,8 +12,10 @@ import numbers
 
 import numpy as np
 
+from .. import _scalar as S
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ._dispatch import _type_name, check_inplace, check_overlap, commit, inplace, records
+from ._out import with_out
 from ._registry import Op, apply, method, ns_fn
 from .views import getitem_basic, select
 
@@ -214,12 +216,17 @@ def _classify(k):
         a = k._data
     elif isinstance(k, np.ndarray):
         a = k
-    elif isinstance(k, _SEQ):
+    elif isinstance(k, (*_SEQ, range)):
         a = np.asarray(k)
         if a.size == 0 or a.dtype.kind == "f":
             a = a.astype(np.int64)
-    else:
+    elif isinstance(k, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
+    else:
+        t = type(k)
+        name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                         f"Variables are valid indices (got {name})")
     kind = a.dtype.kind
     if a.ndim == 0 and kind in "iu" and a.dtype != np.uint8:
         return "int", int(a)
@@ -251,11 +258,12 @@ def _parse(self: Tensor, key):
     basic, adv = [], []
     trivial = True
     src = out = 0
+    skip = ndim - n_real
     for kind, v in cls:
         if kind == "ellipsis":
-            skip = ndim - n_real
             src += skip
             out += skip
+            skip = 0   # as PyTorch: a second ellipsis stands for no dims
             basic.append(Ellipsis)
         elif kind == "none":
             basic.append(None)
@@ -335,6 +343,9 @@ def _getitem(self: Tensor, key) -> Tensor:
             raise IndexError(
                 "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        size = self._data.shape[0]
+        if not -size <= key < size:
+            raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
         return select(self, 0, key)
     if type(key) is slice:
         if not self._data.ndim:
@@ -362,12 +373,18 @@ def _setitem(self: Tensor, key, value) -> None:
             value, (Tensor, numbers.Number, np.generic)):
         tn = "numpy.ndarray" if isinstance(value, np.ndarray) else type(value).__name__
         raise TypeError(f"can't assign a {tn} to a ember.{self.dtype._legacy}")
+    if isinstance(value, np.generic) and not isinstance(value, (np.integer, float, complex)):
+        # PyTorch takes only NumPy scalars that are Python numbers (float64, complex128) or ints
+        raise TypeError(f"can't assign a numpy.{type(value).__name__} to a "
+                        f"ember.{self.dtype._legacy}")
     basic, trivial, adv = _parse(self, key)
     v = self if trivial else getitem_basic(self, basic)
     if not adv:
         # as PyTorch: a number or a 0-dim tensor fills (FillBackward3), anything else copies
         if not isinstance(value, Tensor):
-            value = _make(np.full((), value, self._data.dtype), Version(), False, None)
+            value = _make(np.full((), S.setitem_value(value, self.dtype),
+                                   self._data.dtype),
+                          Version(), False, None)
         if value._data.ndim == 0:
             v.fill_(value)
         elif value._data.shape == v._data.shape:
@@ -382,7 +399,7 @@ def _setitem(self: Tensor, key, value) -> None:
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value, 0)   # as slicePrefix1sSize: every leading 1
     else:
-        value = _plain(np.asarray(value).astype(self._data.dtype))
+        value = _plain(np.asarray(S.setitem_value(value, self.dtype), self._data.dtype))
     _index_put_(v, k, value, False)
 
 
@@ -509,6 +526,9 @@ ns_fn("gather_backward", _gather_bwd_np,
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """``torch.gather``: ``out[i][j] = input[i][index[i][j]]`` (for dim=1)."""
+    if out is not None:
+        return with_out(gather, out, (input, dim, index), {"sparse_grad": sparse_grad},
+                        dtype="exact")
     shape = input._data.shape
     idx = index._data
     d = _dim_of(shape, dim)
@@ -661,6 +681,9 @@ def _scatter(self: Tensor, dim, index, src=None, value=None, reduce=None, in_pla
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, value=None, *, reduce=None,
             out=None) -> Tensor:
     """``torch.scatter``: a copy of ``input`` with ``src`` (or a scalar) written at ``index``."""
+    if out is not None:
+        return with_out(scatter, out, (input, dim, index, src, value), {"reduce": reduce},
+                        dtype="exact")
     return _scatter(input, dim, index, src, value, reduce)
 
 
@@ -669,8 +692,10 @@ def scatter_(self: Tensor, dim: int, index: Tensor, src=None, value=None, *,
     return _scatter(self, dim, index, src, value, reduce, in_place=True)
 
 
-def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None) -> Tensor:
     """``torch.scatter_add``: a copy of ``input`` with ``src`` summed in at ``index``."""
+    if out is not None:
+        return with_out(scatter_add, out, (input, dim, index, src), dtype="exact")
     d, idx = _scatter_checks(input, dim, index, src)
     return apply(SCATTER_ADD, (input, src), (d, idx))
 
@@ -759,6 +784,9 @@ ns_fn("index_zero", lambda g, dim, idx: _index_fill_np(g, dim, idx, 0),
 
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """``torch.index_select``: the slices at ``index`` (a vector) along ``dim``."""
+    if out is not None:
+        return with_out(index_select, out, (input, dim, index),
+                        dtype="index_select(): self and result must have the same scalar type")
     shape = input._data.shape
     d = _dim_of(shape, dim)
     idx = index._data
@@ -799,6 +827,10 @@ def _index_add_checks(self: Tensor, dim: int, index: Tensor, source: Tensor):
         raise RuntimeError(
             f"index_add_(): self ({_type_name(self.dtype)}) and source "
             f"({_type_name(source.dtype)}) must have the same scalar type")
+    if len(shape) <= 1:   # PyTorch's one-dim kernel checks as index_select does
+        size = _size(shape, d)
+        if idx.size and ((idx < -size) | (idx >= size)).any():
+            raise IndexError("index out of range in self")
     _check_bounds(idx, _size(shape, d), d)
     return d, idx.astype(np.int64)
 
@@ -807,6 +839,9 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
               out=None) -> Tensor:
     """``torch.index_add``: ``input`` with ``alpha * source`` summed into the slices at
     ``index``."""
+    if out is not None:
+        return with_out(index_add, out, (input, dim, index, source), {"alpha": alpha},
+                        dtype="exact")
     d, idx = _index_add_checks(input, dim, index, source)
     return apply(INDEX_ADD, (input, source), (d, idx, alpha))
 
@@ -841,6 +876,8 @@ def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor):
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     """``torch.index_copy``: ``input`` with the slices at ``index`` replaced by ``source``."""
+    if out is not None:
+        return with_out(index_copy, out, (input, dim, index, source), dtype="exact")
     d, idx = _index_copy_checks(input, dim, index, source)
     return apply(INDEX_COPY, (input, source), (d, idx))
 
@@ -877,7 +914,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         value = _value_as(value, input)
         return apply(INDEX_FILL_T, (input, value), (d, idx))
-    return apply(INDEX_FILL, (input,), (d, idx, value))
+    return apply(INDEX_FILL, (input,), (d, idx, S.index_fill_value(value, input.dtype)))
 
 
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
@@ -885,7 +922,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         value = _value_as(value, self)
         return inplace(INDEX_FILL_T, self, (value,), (d, idx), overlap=0)
-    return inplace(INDEX_FILL, self, (), (d, idx, value))
+    return inplace(INDEX_FILL, self, (), (d, idx, S.index_fill_value(value, self.dtype)))
 
 
 def _value_as(value: Tensor, like: Tensor) -> Tensor:
@@ -959,7 +996,7 @@ def _mf_value(value, self: Tensor):
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s).")
         return _value_as(value, self)
-    return value
+    return S.to_dtype(value, self.dtype)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
@@ -974,6 +1011,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
+    _bshape(self._data.shape, m.shape)
     value = _mf_value(value, self)
     if isinstance(value, Tensor):
         return inplace(MASKED_FILL_T, self, (value,), (m,), overlap=0)
@@ -1004,6 +1042,9 @@ ns_fn("masked_select_backward", _ms_bwd_np,
 
 def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """``torch.masked_select``: the elements where ``mask`` (broadcast) is True, as 1-D."""
+    if out is not None:
+        return with_out(masked_select, out, (input, mask),
+                        dtype="masked_select(): self and result must have the same scalar type")
     m = mask._data
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -1034,8 +1075,12 @@ ns_fn("take_backward", _take_bwd_np,
       lambda g, shape, idx: apply(TAKE_BACK, (g,), (tuple(shape), idx)))
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:
+def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     """``torch.take``: elements of the flattened input at ``index`` (shaped like index)."""
+    if out is not None:
+        return with_out(take, out, (input, index), dtype=(
+            "take(): self and out expected to have the same dtype, but got self.dtype = {r} and "
+            "out.dtype = {o}"))
     idx = index._data
     if idx.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
@@ -1052,6 +1097,9 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
                    out=None) -> Tensor:
     """``torch.take_along_dim``: gather with broadcasting (or on the flattened input)."""
+    if out is not None:
+        return with_out(take_along_dim, out, (input, indices, dim), dtype="exact",
+                        name="gather")
     if indices._data.dtype != np.int64:
         raise RuntimeError(f"ember.take_along_dim(): dtype of indices should be Long but got "
                            f"{_type_name(indices.dtype)}")
@@ -1080,6 +1128,10 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
 
 def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     """``torch.nonzero``: the indices of non-zero elements, as rows or (as_tuple) columns."""
+    if out is not None:
+        return with_out(nonzero, out, (input,), {"as_tuple": as_tuple}, differentiable=False,
+                        dtype="nonzero: Expected out tensor to have scalar type Long but got "
+                              "scalar type{o}")
     d = input._data
     if as_tuple:
         a = d.reshape(1) if d.ndim == 0 else d

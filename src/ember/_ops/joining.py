@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
+from ._out import with_out
 from ._registry import Op, apply, method, ns_fn
 
 __all__ = [
@@ -72,9 +73,18 @@ def _tensor_seq(tensors, fname: str) -> list:
     return list(tensors)
 
 
+def _cat_out(rd, od) -> None:
+    if not D.can_cast(rd, od):
+        from ._dispatch import _type_name
+        raise TypeError(f"ember.cat(): input types can't be cast to the desired output type "
+                        f"{_type_name(od)}")
+
+
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """``torch.cat``: join along an existing dim, promoting dtypes; 1-D empty tensors are
     skipped as in PyTorch."""
+    if out is not None:
+        return with_out(cat, out, (tensors, dim), dtype=_cat_out)
     ts = _tensor_seq(tensors, "cat")
     if not ts:
         raise ValueError("ember.cat(): expected a non-empty list of Tensors")
@@ -130,6 +140,8 @@ STACK = Op("stack", _stack_fwd, _stack_vjp, linear=True)
 
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     """``torch.stack``: join equal-shaped tensors along a new dim."""
+    if out is not None:
+        return with_out(stack, out, (tensors, dim), dtype=_cat_out)
     ts = _tensor_seq(tensors, "stack")
     if not ts:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -167,12 +179,16 @@ def _nonempty(tensors, name: str) -> list:
 
 def hstack(tensors, *, out=None) -> Tensor:
     """``torch.hstack``: cat along dim 1 (dim 0 for 1-D inputs)."""
+    if out is not None:
+        return with_out(hstack, out, (tensors,), dtype=_cat_out, name="cat")
     ts = [_atleast(t, 1) for t in _nonempty(tensors, "hstack")]
     return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
 
 
 def vstack(tensors, *, out=None) -> Tensor:
     """``torch.vstack``: cat along dim 0 after making inputs at least 2-D."""
+    if out is not None:
+        return with_out(vstack, out, (tensors,), dtype=_cat_out, name="cat")
     return cat([_atleast(t, 2) for t in _nonempty(tensors, "vstack")], 0)
 
 
@@ -181,11 +197,15 @@ row_stack = vstack
 
 def dstack(tensors, *, out=None) -> Tensor:
     """``torch.dstack``: cat along dim 2 after making inputs at least 3-D."""
+    if out is not None:
+        return with_out(dstack, out, (tensors,), dtype=_cat_out, name="cat")
     return cat([_atleast(t, 3) for t in _nonempty(tensors, "dstack")], 2)
 
 
 def column_stack(tensors, *, out=None) -> Tensor:
     """``torch.column_stack``: 0-/1-D inputs become columns, then hstack."""
+    if out is not None:
+        return with_out(column_stack, out, (tensors,), dtype=_cat_out, name="cat")
     ts = _nonempty(tensors, "column_stack")
     return hstack([t.reshape(-1, 1) if t._data.ndim <= 1 else t for t in ts])
 

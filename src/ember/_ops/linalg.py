@@ -18,6 +18,7 @@ from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _scalar_name, _view_of
 from ..autograd.grad_mode import STATE
 from ._dispatch import _type_name
+from ._out import with_out
 from ._registry import Op, _edge_rec, apply, method, ns_fn
 
 __all__ = [
@@ -410,9 +411,15 @@ def _alias(t: Tensor) -> Tensor:
     return v
 
 
+_TENSORDOT_OUT = ("tensordot: Expected the output tensor to have dtype {r}, but got an output "
+                  "tensor with dtype {o}")
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.matmul``: dot, matrix-vector, matrix-matrix or broadcast batched product, routed
     (checks, folds, saved tensors, node names) as PyTorch's ``_matmul_impl``."""
+    if out is not None:
+        return with_out(matmul, out, (input, other), dtype="exact")
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad = input if not isinstance(input, Tensor) else other
         raise TypeError(f"matmul(): argument '{'input' if bad is input else 'other'}' "
@@ -504,24 +511,34 @@ def _matmul_fold(input: Tensor, other: Tensor) -> Tensor:
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """``torch.mm``: 2-D @ 2-D."""
+    if out is not None:
+        return with_out(mm, out, (input, mat2), dtype="exact")
     _check_mm(input._data.shape, mat2._data.shape, input._data.dtype, mat2._data.dtype)
     return apply(_mm_op(mat2._data), (input, mat2))
 
 
 def bmm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     """``torch.bmm``: 3-D @ 3-D with equal batch sizes (no broadcasting)."""
+    if out is not None:
+        return with_out(bmm, out, (input, mat2), dtype="exact")
     _check_bmm(input._data.shape, mat2._data.shape, input._data.dtype, mat2._data.dtype)
     return apply(BMM, (input, mat2))
 
 
 def mv(input: Tensor, vec: Tensor, *, out=None) -> Tensor:
     """``torch.mv``: 2-D @ 1-D."""
+    if out is not None:
+        return with_out(mv, out, (input, vec), dtype=(
+            "addmv input tensors must have the same dtype, but got {o}, {r}, and {r}"))
     _check_mv(input._data.shape, vec._data.shape, input._data.dtype, vec._data.dtype)
     return apply(MV, (input, vec))
 
 
 def dot(input: Tensor, tensor: Tensor, *, out=None) -> Tensor:
     """``torch.dot``: inner product of two 1-D tensors of the same dtype."""
+    if out is not None:
+        return with_out(dot, out, (input, tensor),
+                        dtype="result dtype {o} does not match input dtype {r}")
     _check_dot(input, tensor)
     return apply(DOT, (input, tensor))
 
@@ -539,12 +556,17 @@ VDOT = Op("vdot", lambda a, b: np.vdot(a, b) if a.dtype.kind == "c" else np.dot(
 
 def vdot(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.vdot``: conj(input) . other."""
+    if out is not None:
+        return with_out(vdot, out, (input, other),
+                        dtype="result dtype {o} does not match input dtype {r}")
     _check_dot(input, other, "vdot")
     return apply(VDOT, (input, other))
 
 
 def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.inner`` for the 1-D case; higher ranks contract the last dims."""
+    if out is not None:
+        return with_out(inner, out, (input, other), dtype=_TENSORDOT_OUT, differentiable=False)
     if input._data.ndim == 0 or other._data.ndim == 0:
         return input * other
     return _inner(input, other)
@@ -566,6 +588,8 @@ def _tensordot_last(a, b):
 
 def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
     """``torch.outer``: ``input[:, None] * vec2`` (a MulBackward0 node, as in PyTorch)."""
+    if out is not None:
+        return with_out(outer, out, (input, vec2), name="mul")
     if input._data.ndim != 1:
         raise RuntimeError(f"outer: Expected 1-D argument self, but got {input._data.ndim}-D")
     if vec2._data.ndim != 1:
@@ -636,6 +660,9 @@ def _expand_check(x: Tensor, shape) -> None:
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """``torch.addmm``: ``beta * input + alpha * (mat1 @ mat2)``."""
+    if out is not None:
+        return with_out(addmm, out, (input, mat1, mat2), {"beta": beta, "alpha": alpha},
+                        dtype="exact")
     s1, s2 = mat1._data.shape, mat2._data.shape
     if len(s1) != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {len(s1)}-D tensor")
@@ -654,6 +681,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=Non
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     """``torch.addmv``: ``beta * input + alpha * (mat @ vec)``."""
+    if out is not None:
+        return with_out(addmv, out, (input, mat, vec), {"beta": beta, "alpha": alpha},
+                        dtype="exact")
     ms, vs = mat._data.shape, vec._data.shape
     ins = input._data.shape
     if len(ms) != 2 or len(vs) != 1 or len(ins) > 1:
@@ -668,6 +698,9 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
     """``torch.baddbmm``: ``beta * input + alpha * (batch1 @ batch2)`` per batch."""
+    if out is not None:
+        return with_out(baddbmm, out, (input, batch1, batch2), {"beta": beta, "alpha": alpha},
+                        dtype="exact")
     s1, s2 = batch1._data.shape, batch2._data.shape
     _check_bmm(s1, s2, batch1._data.dtype, batch2._data.dtype)
     _expand_check(input, (s1[0], s1[1], s2[2]))

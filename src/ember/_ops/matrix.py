@@ -20,6 +20,7 @@ from .. import _dtype as D
 from .._size import Size
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, check_broadcast, inplace, promoted
+from ._out import with_out
 from ._registry import Op, apply, method, ns_fn
 from .reduction import NORM, _norm_fwd, _norm_vjp, _ones_em
 from .views import _diag_back_np  # noqa: F401  (ns.diagonal_backward is registered there)
@@ -75,13 +76,28 @@ def _tri(name, op, input: Tensor, diagonal, in_place=False) -> Tensor:
     return apply(op, (input,), (int(diagonal),))
 
 
+def _diag_out(input: Tensor):
+    """diag's out= dtype check: a 1-D input's result may not be cast down with its own words."""
+    def check(rd, od) -> None:
+        from ._out import _CPP, EXACT
+        if input._data.ndim == 1 and not D.can_cast(rd, od):
+            raise RuntimeError(f"diag: result type {_type_name(rd)} can't be cast to the desired "
+                               f"out= type {_type_name(od)}")
+        raise RuntimeError(EXACT.format(rc=_CPP[rd.name], oc=_CPP[od.name]))
+    return check
+
+
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """``torch.tril``: the lower triangle (of the last two dims), the rest zero."""
+    if out is not None:
+        return with_out(tril, out, (input, diagonal), dtype="exact")
     return _tri("tril", TRIL, input, diagonal)
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """``torch.triu``: the upper triangle."""
+    if out is not None:
+        return with_out(triu, out, (input, diagonal), dtype="exact")
     return _tri("triu", TRIU, input, diagonal)
 
 
@@ -123,6 +139,9 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     """``torch.diag``: a 1-D input on a matrix diagonal, or a 2-D input's diagonal (a copy)."""
+    if out is not None:
+        return with_out(diag, out, (input, diagonal), dtype=_diag_out(input),
+                        differentiable=False)
     nd = input._data.ndim
     if nd == 1:
         return apply(DIAG_EMBED, (input,), (int(diagonal), 0, 1))
@@ -189,6 +208,8 @@ ns_fn("cross", _cross_np, lambda a, b, dim: apply(CROSS, (a, b), (dim,)))
 def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     """``torch.cross``: the 3-vector cross product along ``dim`` (without ``dim``: the first dim
     of size 3, with PyTorch's deprecation warning), broadcasting the other dims."""
+    if out is not None:
+        return with_out(cross, out, (input, other, dim), dtype="exact", name="linalg_cross")
     shape = input._data.shape
     if dim is None:
         warnings.warn(
@@ -222,6 +243,8 @@ UNSAFE_VIEW = Op("unsafe_view", lambda x, in_shape, shape: x.reshape(shape),
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.kron``: the Kronecker product (an UnsafeViewBackward0 over a product, as in
     PyTorch)."""
+    if out is not None:
+        return with_out(kron, out, (input, other))
     n = max(input._data.ndim, other._data.ndim)
     sa = (1,) * (n - input._data.ndim) + input._data.shape
     sb = (1,) * (n - other._data.ndim) + other._data.shape
@@ -242,6 +265,10 @@ def _dims_list(d) -> list:
 
 def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
     """``torch.tensordot``: contract ``dims`` (the last/first ``dims`` dims, or two lists)."""
+    if out is not None:
+        return with_out(tensordot, out, (a, b, dims), differentiable=False, dtype=(
+            "tensordot: Expected the output tensor to have dtype {r}, but got an output tensor "
+            "with dtype {o}"))
     na, nb = a._data.ndim, b._data.ndim
     if isinstance(dims, Tensor) and dims._data.ndim == 0:
         dims = int(dims._data)
@@ -610,7 +637,7 @@ def _dist_jvp(ns, tangents, primals, outs, p):
     f = _norm_vjp(ns, _ones_em(outs[0]), (True,), a - b, outs[0], None, False, p)[0]
     if f is None:
         return ns.zeros_of(outs[0], ())
-    return (f * t).sum()
+    return ns.real_of(ns.conj(f) * t).sum()   # the norm's (real) tangent
 
 
 DIST = Op("dist", _dist_fwd, _dist_vjp, _dist_jvp, saves=(0, 1), save_out=True)
@@ -679,7 +706,8 @@ def _renorm_vjp(ns, g, need, x, p, dim, maxnorm):
     # PyTorch's renorm_backward
     dims = _renorm_dims(x.shape, dim)
     nrm = ns.vnorm(x, dims, p)
-    go = ns.sum_dims(ns.conj(x) * g, dims, True)
+    # the norm is real: only the real part of conj(x) * g reaches it (complex inputs)
+    go = ns.sum_dims(ns.real_of(ns.conj(x) * g), dims, True)
     nb = _norm_vjp(ns, go, (True,), x, nrm, dims, True, p)[0]
     inv = 1 / (nrm + 1e-7)
     factor = inv * maxnorm
@@ -692,7 +720,7 @@ def _renorm_jvp(ns, tangents, primals, outs, p, dim, maxnorm):
     dims = _renorm_dims(x.shape, dim)
     nrm = ns.vnorm(x, dims, p)
     f = _norm_vjp(ns, _ones_em(nrm), (True,), x, nrm, dims, True, p)[0]
-    nj = ns.sum_dims(f * t, dims, True)
+    nj = ns.sum_dims(ns.real_of(ns.conj(f) * t), dims, True)   # the norm's (real) tangent
     inv = 1 / (nrm + 1e-7)
     factor = inv * maxnorm
     big = ns.data_fn(np.greater, nrm, maxnorm)
@@ -719,6 +747,8 @@ def _renorm_args(input: Tensor, p, dim, maxnorm):
 def renorm(input: Tensor, p, dim: int, maxnorm, *, out=None) -> Tensor:
     """``torch.renorm``: each slice along ``dim`` whose p-norm exceeds ``maxnorm`` is scaled
     down to norm ``maxnorm``."""
+    if out is not None:
+        return with_out(renorm, out, (input, p, dim, maxnorm), dtype="exact")
     return apply(RENORM, (input,), _renorm_args(input, p, dim, maxnorm))
 
 

@@ -15,8 +15,10 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .. import _scalar as S
 from .._tensor import Tensor
 from ._dispatch import binary, check_inplace, inplace, unary
+from ._out import FOUND, with_out
 from ._registry import Op, method, ns_fn
 
 __all__ = [
@@ -30,7 +32,6 @@ __all__ = [
     "arctan",
     "asin",
     "atan",
-    "conj",
     "cos",
     "cosh",
     "div",
@@ -161,6 +162,13 @@ def _check_alpha(a, b, alpha) -> None:
                 raise RuntimeError(
                     "For integral input tensors, argument alpha must not be a floating point "
                     "number.")
+    if isinstance(alpha, (int, float, complex)):
+        # PyTorch converts alpha to the common dtype with its overflow check
+        rt = D.result_type_of([x for x in (a, b) if isinstance(x, (Tensor, int, float, complex))])
+        if isinstance(alpha, complex) and not rt.is_complex:
+            raise RuntimeError(
+                "For non-complex input tensors, argument alpha must not be a complex number.")
+        S.to_dtype(alpha, rt)
 
 
 def _check_bool_sub(a, b) -> None:
@@ -178,6 +186,8 @@ def _check_bool_sub(a, b) -> None:
 
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     """``torch.add``: input + alpha * other, with PyTorch's type promotion."""
+    if out is not None:
+        return with_out(add, out, (input, other), {"alpha": alpha}, overlap=True)
     if alpha != 1:
         _check_alpha(input, other, alpha)
     return binary(ADD, input, other, (alpha,))
@@ -185,6 +195,8 @@ def add(input, other, *, alpha=1, out=None) -> Tensor:
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     """``torch.sub``: input - alpha * other."""
+    if out is not None:
+        return with_out(sub, out, (input, other), {"alpha": alpha}, overlap=True)
     _check_bool_sub(input, other)
     if alpha != 1:
         _check_alpha(input, other, alpha)
@@ -199,11 +211,16 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 def mul(input, other, *, out=None) -> Tensor:
     """``torch.mul``."""
+    if out is not None:
+        return with_out(mul, out, (input, other), overlap=True)
     return binary(MUL, input, other)
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     """``torch.div``: true division (ints become the default float) or rounded division."""
+    if out is not None:
+        return with_out(div, out, (input, other), {"rounding_mode": rounding_mode},
+                        overlap=True)
     if rounding_mode is None:
         return binary(DIV, input, other, int_to_float=True)
     from .pointwise_more import rounded_div
@@ -212,6 +229,8 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
 
 def true_divide(input, other, *, out=None) -> Tensor:
     """``torch.true_divide``."""
+    if out is not None:
+        return with_out(true_divide, out, (input, other), name="div", overlap=True)
     return binary(DIV, input, other, int_to_float=True)
 
 
@@ -220,8 +239,10 @@ subtract, multiply, divide = sub, mul, div
 NEG = Op("neg", np.negative, lambda ns, g, need: (-g,), linear=True)
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out=None) -> Tensor:
     """``torch.neg``."""
+    if out is not None:
+        return with_out(neg, out, (input,), overlap=True, dtype=FOUND)
     _check_neg(input)
     return unary(NEG, input)
 
@@ -238,6 +259,10 @@ negative = neg
 
 # ---- one-input ops: a table-driven definition -------------------------------------------
 
+# one-input ops whose out= must have the result's dtype (PyTorch checks it, not can_cast)
+_FOUND_OUT = frozenset({"abs", "ceil", "floor", "frac", "sgn", "sign", "trunc"})
+
+
 def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, node=None,
            jvp=None, elementwise=True, check=None, aliases=()):
     """Define a one-input op: its Op, the function, the method and the in-place method."""
@@ -245,8 +270,11 @@ def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, nod
         saves = () if save_out else (0,)
     op = Op(name, fwd, vjp, jvp=jvp, saves=saves, save_out=save_out, node=node,
             elementwise=elementwise and jvp is None)
+    out_rule = FOUND if name in _FOUND_OUT else "cast"
 
     def f(input: Tensor, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input,), overlap=True, name=name, dtype=out_rule)
         if check is not None:
             check(input)
         return unary(op, input, (), int_to_float)
@@ -256,10 +284,17 @@ def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, nod
             check(self)
         return inplace(op, self, (), (), int_to_float)
 
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``torch.{name}``."
+    def m(self: Tensor) -> Tensor:
+        # the method: PyTorch's Tensor.<name>() takes no out=, and skipping its test keeps the
+        # per-op cost down
+        if check is not None:
+            check(self)
+        return unary(op, self, (), int_to_float)
+
+    f.__name__ = f.__qualname__ = m.__name__ = m.__qualname__ = name
+    f.__doc__ = m.__doc__ = f"``torch.{name}``."
     for n in (name,) + aliases:
-        method(n, f)
+        method(n, m)
         method(n + "_", f_)
     return op, f
 
@@ -361,7 +396,16 @@ def _relu_grad_np(g, r):
 
 ns_fn("dep_zero", lambda x: 0, lambda x: x * 0)
 ns_fn("relu_grad", _relu_grad_np, lambda g, r: _where_em(r <= 0, r * 0, g))
-RELU, relu = _unary("relu", lambda x: np.maximum(x, 0), _relu_vjp, save_out=True,
+def _relu_np(x):
+    """``max(x, 0)``; floats through ``clip`` with bounds of their own type, several times
+    faster than ``maximum`` against a scalar and, like PyTorch, keeping -0.0 and NaN."""
+    if x.dtype.kind == "f":
+        t = x.dtype.type
+        return np.clip(x, t(0), t(np.inf))
+    return np.maximum(x, 0)
+
+
+RELU, relu = _unary("relu", _relu_np, _relu_vjp, save_out=True,
                     int_to_float=False, check=_check_relu)
 
 
@@ -388,6 +432,8 @@ SIGN, sign = _unary("sign", _sign_np, _zero_grad, saves=(), int_to_float=False, 
 
 
 def _sgn_np(x):
+    if x.dtype == np.bool_:
+        return x.copy()   # a bool's sign is itself
     if not np.iscomplexobj(x):
         return np.sign(x)
     a = np.abs(x)
@@ -535,10 +581,14 @@ def _check_int_neg_pow(base, exponent) -> None:
 
 def pow(input, exponent, *, out=None) -> Tensor:
     """``torch.pow``: tensor or scalar base and exponent."""
+    if out is not None:
+        return with_out(pow, out, (input, exponent), overlap=True)
     if not isinstance(input, Tensor):
         return binary(POW_ST, input, exponent)
     if isinstance(exponent, Tensor):
         return binary(POW_TT, input, exponent)
+    if isinstance(exponent, np.generic):
+        exponent = D.py_scalar(exponent)
     _check_int_neg_pow(input, exponent)
     return binary(POW, input, exponent)
 
@@ -550,8 +600,12 @@ def _pow_(self, exponent):
     return inplace(POW, self, (exponent,))
 
 
-def float_power(input, exponent) -> Tensor:
+def float_power(input, exponent, *, out=None) -> Tensor:
     """``torch.float_power``: pow in double (complex double) precision."""
+    if out is not None:
+        return with_out(float_power, out, (input, exponent), overlap=True, name="pow", dtype=(
+            "the output given to float_power has dtype {o} but the operation's result "
+            "requires dtype {r}"))
     def up(x):
         if isinstance(x, Tensor):
             return x.to(D.complex128 if x.is_complex() else D.float64)
@@ -577,20 +631,11 @@ def _float_power_(self: Tensor, exponent) -> Tensor:
     return _pow_(self, complex(exponent) if cplx else float(exponent))
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out=None) -> Tensor:
     """``torch.square``: ``pow(input, 2)`` (bool becomes int64)."""
+    if out is not None:
+        return with_out(square, out, (input,), overlap=True, name="pow")
     return pow(input, 2)
-
-
-# ---- conj ---------------------------------------------------------------------------------
-
-CONJ = Op("conj", np.conj, lambda ns, g, need: (ns.conj(g),), linear=True,
-          node="ConjBackward0")
-
-
-def conj(input: Tensor) -> Tensor:
-    """``torch.conj``: the tensor itself for real dtypes."""
-    return unary(CONJ, input) if input.is_complex() else input
 
 
 ns_fn("where", lambda c, a, b: np.where(c, a, b), lambda c, a, b: _where_em(c, a, b))
@@ -636,7 +681,7 @@ def _rtruediv(self, other):
 for _name, _fn in [("add", add), ("sub", sub), ("subtract", sub), ("mul", mul),
                    ("multiply", mul), ("div", div), ("divide", div), ("true_divide", true_divide),
                    ("neg", neg), ("negative", neg), ("pow", pow), ("float_power", float_power),
-                   ("conj", conj), ("square", square), ("rsub", rsub)]:
+                   ("square", square), ("rsub", rsub)]:
     method(_name, _fn)
 
 method("add_", _add_)
@@ -653,13 +698,14 @@ method("neg_", _neg_)
 method("negative_", _neg_)
 method("square_", lambda self: _pow_(self, 2))
 
-method("__add__", add)
+# the operators are out-less (and skip the out= test, the commonest calls' per-op cost)
+method("__add__", lambda self, other: binary(ADD, self, other, (1,)))
 method("__radd__", lambda self, other: add(other, self))
 method("__iadd__", _add_)
 method("__sub__", sub)
 method("__rsub__", lambda self, other: rsub(self, other))
 method("__isub__", _sub_)
-method("__mul__", mul)
+method("__mul__", lambda self, other: binary(MUL, self, other))
 method("__rmul__", lambda self, other: mul(other, self))
 method("__imul__", Tensor.mul_)
 method("__truediv__", true_divide)

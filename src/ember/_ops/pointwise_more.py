@@ -10,12 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, Version, _make, _scalar_name
+from .. import _scalar as S
+from .._tensor import Tensor, Version, _make, _scalar_name, store
 from ..autograd.grad_mode import STATE
 from ._dispatch import (
     _cast_result,
     _check_shape,
     binary,
+    broadcast_failed,
     check_broadcast,
     check_inplace,
     check_overlap,
@@ -25,7 +27,9 @@ from ._dispatch import (
     records,
     to_operand,
 )
+from ._out import FOUND, with_out
 from ._registry import Op, method, ns_fn, wrap_outputs
+from ._uint import check as uint_check
 from .pointwise import _not_impl, _type_name, _zero_grad
 
 __all__ = [
@@ -90,7 +94,8 @@ def _promote_all(operands, int_to_float: bool = False):
         elif npt.kind in "iub" or rt is D.bfloat16:
             out.append(np.asarray(o).astype(npt))   # out-of-range ints wrap, as in PyTorch
         else:
-            out.append(o)
+            # a NumPy scalar is a Python number to PyTorch (NumPy would promote to its width)
+            out.append(D.py_scalar(o) if isinstance(o, np.generic) else o)
     return out, rt
 
 
@@ -114,10 +119,23 @@ def nary_(op: Op, self: Tensor, others, params=(), int_to_float: bool = False) -
     check_overlap(self, others)
     inputs = (self,) + others
     datas, rt = _promote_all(inputs, int_to_float)
-    out = np.asarray(op.fwd(*datas, *params))
+    try:
+        out = np.asarray(op.fwd(*datas, *params))
+    except ValueError as e:
+        broadcast_failed(e, *[np.shape(d) for d in datas if d is not None])
+        raise
     _check_shape(self, out)
     out = _cast_result(self, out, rt.np)
     return commit(op, self, inputs, params, out, records(inputs))
+
+
+def _call2(ufunc, a, b):
+    """``ufunc(a, b)`` with PyTorch's error when the shapes do not broadcast."""
+    try:
+        return ufunc(a, b)
+    except ValueError as e:
+        broadcast_failed(e, np.shape(a), np.shape(b))
+        raise
 
 
 def _nodiff(out) -> Tensor:
@@ -132,7 +150,7 @@ def _write(self: Tensor, out) -> Tensor:
     """Write a non-differentiable result into ``self`` (history untouched), bump its version."""
     out = np.asarray(out)
     _check_shape(self, out)
-    np.copyto(self._data, out, casting="unsafe")
+    store(self, out)
     self._vc.v += 1
     return self
 
@@ -204,7 +222,21 @@ FLOOR_DIV_ = Op("floor_divide_", lambda a, b: _floor_div_np(a, b),
 
 def floor_divide(input, other, *, out=None) -> Tensor:
     """``torch.floor_divide``: rounds toward minus infinity; no derivative."""
+    if out is not None:
+        return with_out(floor_divide, out, (input, other), overlap=True,
+                        differentiable=False)
+    if any(isinstance(x, (Tensor, complex)) for x in (input, other)):
+        rt = D.result_type_of([to_operand(x) for x in (input, other)])
+        if rt.is_complex:
+            raise _not_impl("div_floor_cpu", rt)
     return binary(FLOOR_DIV, input, other)
+
+
+def _floor_divide_(self: Tensor, other) -> Tensor:
+    rt = D.result_type_of((self, to_operand(other)))
+    if rt.is_complex:
+        raise _not_impl("div_floor_cpu", rt)
+    return inplace(FLOOR_DIV_, self, (other,))
 
 
 ns_fn("floor_div", np.floor_divide, lambda a, b: rounded_div(a, b, "floor"))
@@ -245,6 +277,8 @@ def _check_real(name, *xs) -> None:
 
 def remainder(input, other, *, out=None) -> Tensor:
     """``torch.remainder``: Python's modulus (sign of the divisor)."""
+    if out is not None:
+        return with_out(remainder, out, (input, other), overlap=True)
     _check_real("remainder_cpu", input, other)
     if not isinstance(input, Tensor):
         return binary(REMAINDER_SB, input, other)
@@ -253,6 +287,8 @@ def remainder(input, other, *, out=None) -> Tensor:
 
 def fmod(input, other, *, out=None) -> Tensor:
     """``torch.fmod``: C's fmod (sign of the dividend)."""
+    if out is not None:
+        return with_out(fmod, out, (input, other), overlap=True)
     _check_real("fmod_cpu", input, other)
     return binary(FMOD if isinstance(other, Tensor) else FMOD_S, input, other)
 
@@ -270,6 +306,8 @@ ATAN2 = Op("atan2", np.arctan2, _atan2_vjp, saves=(0, 1), elementwise=True)
 
 def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.atan2``: the angle of (other, input); integers become the default float."""
+    if out is not None:
+        return with_out(atan2, out, (input, other), overlap=True)
     _check_real("atan2_cpu", input, other)
     return binary(ATAN2, input, other, int_to_float=True)
 
@@ -297,6 +335,8 @@ MINIMUM = Op("minimum", np.minimum, _min_vjp, saves=(0, 1), elementwise=True)
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.maximum``: elementwise max, NaN-propagating; ties split the gradient."""
+    if out is not None:
+        return with_out(maximum, out, (input, other), overlap=True)
     if input.is_complex() or other.is_complex():
         raise RuntimeError("maximum not implemented for complex tensors.")
     return binary(MAXIMUM, input, other)
@@ -304,6 +344,8 @@ def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.minimum``."""
+    if out is not None:
+        return with_out(minimum, out, (input, other), overlap=True)
     if input.is_complex() or other.is_complex():
         raise RuntimeError("minimum not implemented for complex tensors.")
     return binary(MINIMUM, input, other)
@@ -390,11 +432,48 @@ def _clamp_args(input, min, max):
         raise NotImplementedError("clamp is not supported for complex types")
     if min is None and max is None:
         raise RuntimeError("ember.clamp: At least one of 'min' or 'max' must not be None")
-    return isinstance(min, Tensor) or isinstance(max, Tensor)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        _check_tensor_bounds(input, (min, max))
+        return True
+    _check_scalar_bounds(input, (min, max), "clamp")
+    return False
+
+
+def _check_tensor_bounds(input, bounds) -> None:
+    """A complex tensor bound: PyTorch's kernel (max only is a minimum, min only a maximum) has
+    no complex implementation."""
+    if any(isinstance(b, Tensor) and b.is_complex() for b in bounds):
+        kernel = ("minimum_cpu" if bounds[0] is None else "maximum_cpu" if bounds[1] is None
+                  else "clamp_cpu")
+        raise _not_impl(kernel, D.result_type_of([input] + [b for b in bounds if b is not None]))
+
+
+def _check_scalar_bounds(input, bounds, kernel) -> None:
+    """PyTorch's refusals of number bounds: a complex one (NumPy's complex128 included; a float
+    tensor's kernel fails converting it to double) and bool bounds on a bool tensor."""
+    bounds = tuple(D.py_scalar(b) if isinstance(b, np.generic) else b for b in bounds)
+    if any(isinstance(b, complex) for b in bounds):
+        if input.is_floating_point() and kernel == "clamp":
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        raise NotImplementedError("clamp is not supported for complex types")
+    if input._data.dtype == np.bool_ and all(
+            b is None or isinstance(b, bool) for b in bounds):
+        if kernel == "clamp":
+            kernel = ("clamp_max" if bounds[0] is None else
+                      "clamp_min" if bounds[1] is None else "clamp")
+        raise _not_impl(f"{kernel}_scalar_cpu", D.bool)
+    # each bound is converted to the result dtype with PyTorch's overflow check
+    rt = D.result_type_of([input] + [b for b in bounds if b is not None])
+    for b in bounds:
+        if b is not None:
+            S.to_dtype(b, rt)
 
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     """``torch.clamp``: scalar bounds (ClampBackward1) or tensor bounds (ClampBackward0)."""
+    if out is not None:
+        return with_out(clamp, out, (input, min, max), overlap=True,
+                        dtype="cast" if _clamp_args(input, min, max) else FOUND)
     if _clamp_args(input, min, max):
         return nary(CLAMP_T, (input, min, max))
     return _clamp_scalar(input, min, max)
@@ -421,17 +500,23 @@ clip = clamp
 
 
 def _bound_op(op_s, op_t, name):
-    def f(input: Tensor, bound) -> Tensor:
+    def f(input: Tensor, bound, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input, bound), overlap=True,
+                            dtype="cast" if isinstance(bound, Tensor) else FOUND)
         if input.is_complex():
             raise NotImplementedError("clamp is not supported for complex types")
         if isinstance(bound, Tensor):
+            _check_tensor_bounds(input, (None, bound) if name == "clamp_max" else (bound, None))
             return nary(op_t, (input, bound))
+        _check_scalar_bounds(input, (bound,), name)
         (x, b), _ = _promote_all((input, bound))
         return wrap_outputs(op_s, (input,), (b,), op_s.fwd(x, b))
 
     def f_(self: Tensor, bound) -> Tensor:
         if isinstance(bound, Tensor):
             return nary_(op_t, self, (bound,))
+        _check_scalar_bounds(self, (bound,), name)
         check_inplace(self)
         (x, b), rt = _promote_all((self, bound))
         out = _cast_result(self, op_s.fwd(x, b), rt.np)
@@ -460,9 +545,14 @@ def _where_jvp(ns, tangents, primals, outs):
 WHERE = Op("where", np.where, _where_vjp, _where_jvp, saves=(0,))
 
 
+_WHERE_OUT = "Expected out type to be {r} but got {o}"
+
+
 def where(condition: Tensor, input=None, other=None, *, out=None):
     """``torch.where(condition, input, other)`` with type promotion of the two branches;
     ``torch.where(condition)`` is ``condition.nonzero(as_tuple=True)``."""
+    if out is not None:
+        return with_out(where, out, (condition, input, other), overlap=True, dtype=_WHERE_OUT)
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
     if condition._data.dtype != np.bool_:
@@ -471,6 +561,9 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
             f"{_type_name(condition.dtype)}")
     a, b = to_operand(input), to_operand(other)
     (da, db), rt = _promote_all((a, b))
+    for x in (a, b):
+        if not isinstance(x, Tensor):
+            S.to_dtype(x, rt)   # a number branch is converted with PyTorch's overflow check
     # with a number on one side PyTorch's composite casts the tensor to the result type first:
     # a ToCopyBackward0 that gives a real input the real part of a complex gradient
     if isinstance(a, Tensor) and a.requires_grad and a.dtype is not rt \
@@ -479,7 +572,11 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
     elif isinstance(b, Tensor) and b.requires_grad and b.dtype is not rt \
             and not isinstance(a, Tensor):
         b = b.to(rt)
-    out = np.where(condition._data, da, db).astype(rt.np, copy=False)
+    try:
+        out = np.where(condition._data, da, db).astype(rt.np, copy=False)
+    except ValueError as e:
+        broadcast_failed(e, condition._data.shape, np.shape(da), np.shape(db))
+        raise
     return wrap_outputs(WHERE, (condition, a, b), (), out)
 
 
@@ -518,11 +615,18 @@ def _lerp_check(input, end, weight):
 
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     """``torch.lerp``: input + weight * (end - input)."""
+    if out is not None:
+        return with_out(lerp, out, (input, end, weight), overlap=True,
+                        dtype=FOUND if isinstance(weight, Tensor) else "cast")
     _lerp_check(input, end, weight)
     if isinstance(weight, Tensor):
         return nary(LERP_T, (input, end, weight))
-    return wrap_outputs(LERP_S, (input, end), (weight,),
-                        _lerp_np(input._data, end._data, weight))
+    try:
+        out = _lerp_np(input._data, end._data, weight)
+    except ValueError as e:
+        broadcast_failed(e, input._data.shape, end._data.shape)
+        raise
+    return wrap_outputs(LERP_S, (input, end), (weight,), out)
 
 
 def _lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
@@ -576,12 +680,16 @@ def _check_addcdiv(t1, t2) -> None:
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """``torch.addcmul``: input + value * tensor1 * tensor2."""
+    if out is not None:
+        return with_out(addcmul, out, (input, tensor1, tensor2), {"value": value}, overlap=True)
     ops = (input, tensor1, tensor2)
     return nary(ADDCMUL, ops, (_value_for(ops, value),))
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """``torch.addcdiv``: input + value * tensor1 / tensor2 (floating tensors only)."""
+    if out is not None:
+        return with_out(addcdiv, out, (input, tensor1, tensor2), {"value": value}, overlap=True)
     _check_addcdiv(tensor1, tensor2)
     return nary(ADDCDIV, (input, tensor1, tensor2), (value,))
 
@@ -607,16 +715,23 @@ def _cmp_ops(name, ufunc):
     ordered = name not in ("eq", "ne")
 
     def f(input, other, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input, other), overlap=True, differentiable=False)
         if not isinstance(input, Tensor):
             input = to_operand(input)
         if not isinstance(other, Tensor):
             other = to_operand(other)
         da, db, npt = promoted(input, other)
+        uint_check(name, npt)
         if ordered and np.dtype(npt).kind == "c":
             raise _not_impl(f"{name}_cpu", npt)
-        return _nodiff(ufunc(da, db))
+        return _nodiff(_call2(ufunc, da, db))
 
     def f_(self, other) -> Tensor:
+        if ordered:
+            rt = D.result_type_of((self, to_operand(other)))
+            if rt.is_complex:
+                raise _not_impl(f"{name}_cpu", rt)
         return inplace(op_t if isinstance(other, Tensor) else op_s, self, (other,))
 
     def dunder(self, other):
@@ -700,9 +815,12 @@ isfinite = _isx("isfinite", np.isfinite, True)
 
 def _logical(name, ufunc):
     def f(input: Tensor, other, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input, other), overlap=True, differentiable=False)
         a = input._data
         b = other._data if isinstance(other, Tensor) else other
-        return _nodiff(ufunc(a, b))
+        uint_check(name, a.dtype)
+        return _nodiff(_call2(ufunc, a, b))
 
     def f_(self: Tensor, other) -> Tensor:
         return _write(self, f(self, other)._data)
@@ -718,6 +836,9 @@ logical_xor, _logical_xor_ = _logical("logical_xor", np.logical_xor)
 
 def logical_not(input: Tensor, *, out=None) -> Tensor:
     """``torch.logical_not``: a bool tensor."""
+    if out is not None:
+        return with_out(logical_not, out, (input,), overlap=True, differentiable=False)
+    uint_check("logical_not", input._data.dtype)
     return _nodiff(np.logical_not(input._data))
 
 
@@ -732,10 +853,12 @@ def _bitwise(name, ufunc):
                 raise _not_impl(f"{name}_cpu", D.result_type_of((a, b)))
 
     def f(input, other, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input, other), overlap=True, differentiable=False)
         input, other = to_operand(input), to_operand(other)
         check(input, other)
         da, db, _ = promoted(input, other)
-        return _nodiff(ufunc(da, db))
+        return _nodiff(_call2(ufunc, da, db))
 
     def f_(self, other) -> Tensor:
         check(self, to_operand(other))
@@ -762,6 +885,8 @@ bitwise_xor, _bitwise_xor_, _xor_d, _rxor_d = _bitwise("bitwise_xor", np.bitwise
 
 def bitwise_not(input: Tensor, *, out=None) -> Tensor:
     """``torch.bitwise_not`` (integer and bool tensors)."""
+    if out is not None:
+        return with_out(bitwise_not, out, (input,), overlap=True, differentiable=False, dtype=FOUND)
     if input._data.dtype.kind not in "iub":
         raise _not_impl("bitwise_not_cpu", input.dtype)
     return _nodiff(np.invert(input._data))
@@ -790,7 +915,7 @@ for _name, _fn in [("where", lambda self, condition, other: where(condition, sel
                    ("logical_not", logical_not), ("bitwise_and", bitwise_and),
                    ("bitwise_or", bitwise_or), ("bitwise_xor", bitwise_xor),
                    ("bitwise_not", bitwise_not),
-                   ("floor_divide_", lambda self, other: inplace(FLOOR_DIV_, self, (other,))),
+                   ("floor_divide_", _floor_divide_),
                    ("remainder_", lambda self, other: inplace(
                        REMAINDER if isinstance(other, Tensor) else REMAINDER_S, self, (other,))),
                    ("fmod_", lambda self, other: inplace(

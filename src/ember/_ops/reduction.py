@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
+from ._out import with_out
 from ._registry import Op, apply, method, ns_fn, wrap_outputs
 
 __all__ = [
@@ -216,8 +217,44 @@ def _acc_dtype(x: Tensor, dtype) -> np.dtype:
     return np.dtype(np.int64) if k in "iub" else x._data.dtype
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+# PyTorch's checks of an out= of another dtype, for reductions that do not cast
+_AMAX_OUT = ("Expected the dtype for input and out to match, but got {r} for input's dtype and "
+             "{o} for out's dtype.")
+
+
+def _out_kernel_missing(kernel: str, out) -> None:
+    from ._dispatch import _type_name
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(out.dtype)}\'')
+
+
+def _var_out(rd, od) -> None:
+    if od.is_complex:
+        from ._dispatch import _type_name
+        raise NotImplementedError(f'"std_cpu" not implemented for \'{_type_name(od)}\'')
+    from ._out import _check_dtype_rule
+    _check_dtype_rule(rd, od, "cast")
+
+
+def _logsumexp_out(rd, od) -> None:
+    if not (od.is_floating_point or od.is_complex):
+        from ._dispatch import _type_name
+        raise RuntimeError("logsumexp(): Expected floating point type for result tensor, but "
+                           f"got: {_type_name(od)}")
+
+
+def _logical_out(name: str):
+    def check(rd, od) -> None:
+        if od is not D.bool and od is not D.uint8:
+            from ._dispatch import _type_name
+            raise RuntimeError(f"{name} only supports bool tensor for result, got: "
+                               f"{_type_name(od)}")
+    return check
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.sum``: integers and bools sum to int64."""
+    if out is not None:
+        return with_out(sum, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
     dims = dims_arg(dim, input._data.ndim)
     npd = _acc_dtype(input, dtype)
     op = SUM if dim is None and not keepdim else SUM_DIM
@@ -240,13 +277,16 @@ MEAN_DIM = Op("mean_dim", _mean_fwd, _mean_vjp, linear=True, node="MeanBackward1
               names=("dim", "keepdim", None, "self_sym_sizes"))
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.mean``: floating and complex inputs only (or a floating ``dtype``)."""
+    if out is not None:
+        return with_out(mean, out, (input, dim, keepdim), {"dtype": dtype},
+                        dtype="as_out" if out.is_floating_point() or out.is_complex() else "cast")
     dt = dtype or input.dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {_cap(input.dtype)}")
+            f"mean(): could not infer output dtype. {'Optional' if dtype else 'Input'} dtype "
+            f"must be either a floating point or complex dtype. Got: {_cap(dt)}")
     dims = dims_arg(dim, input._data.ndim)
     op = MEAN if dim is None and not keepdim else MEAN_DIM
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -265,8 +305,13 @@ def _nansum_vjp(ns, g, need, x, dims, keepdim, npd):
 NANSUM = _reduce_jvp(Op("nansum", _nansum_fwd, _nansum_vjp, saves=(0,)))
 
 
-def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.nansum``: the sum treating NaN as zero."""
+    if out is not None:
+        if input.is_floating_point() and not out.is_floating_point():
+            # the NaN-skipping kernel runs in out's dtype, which needs to be a floating one
+            _out_kernel_missing("nansum_cpu", out)
+        return with_out(nansum, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
     dims = dims_arg(dim, input._data.ndim)
@@ -320,8 +365,10 @@ ns_fn("prod_dims", lambda x, dims, keepdim: np.prod(x, axis=dims, keepdims=keepd
       lambda x, dims, keepdim: apply(PROD_DIM, (x,), (dims, keepdim, x._data.dtype)))
 
 
-def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.prod``: over everything, or over one ``dim``; integers and bools give int64."""
+    if out is not None:
+        return with_out(prod, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
     if dim is not None and not isinstance(dim, (int, np.integer)):
         raise TypeError("prod(): argument 'dim' must be int, not " + type(dim).__name__)
     npd = _acc_dtype(input, dtype)
@@ -388,15 +435,19 @@ def _check_not_complex(kernel: str, x: Tensor) -> None:
             f'"{kernel}" not implemented for \'{_type_name(x.dtype)}\'')
 
 
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.amax``: the maximum over ``dim`` (all dims by default); ties share the grad."""
+    if out is not None:
+        return with_out(amax, out, (input, dim, keepdim), dtype=_AMAX_OUT)
     dims = dims_arg(dim, input._data.ndim)
     _check_nonempty("amax", input, dims)
     return apply(AMAX, (input,), (dims, keepdim))
 
 
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.amin``."""
+    if out is not None:
+        return with_out(amin, out, (input, dim, keepdim), dtype=_AMAX_OUT)
     dims = dims_arg(dim, input._data.ndim)
     _check_nonempty("amin", input, dims)
     return apply(AMIN, (input,), (dims, keepdim))
@@ -422,14 +473,20 @@ ns_fn("scatter_dim", _scatter_np, lambda g, *p: apply(SCATTER, (g,), p))
 
 
 def _select_fwd(x, dim, keepdim, idx, in_shape):
+    if not in_shape:   # a 0-dim input: the value itself, index 0
+        return x.copy(), np.zeros((), np.int64)
     return _gather_np(x, dim, idx, keepdim, in_shape), _squeeze(idx, (dim,), keepdim)
 
 
 def _select_vjp(ns, g, need, dim, keepdim, idx, in_shape):
+    if not in_shape:
+        return (g[0],)
     return (ns.scatter_dim(g[0], dim, idx, keepdim, in_shape),)
 
 
 def _select_jvp(ns, tangents, primals, outs, dim, keepdim, idx, in_shape):
+    if not in_shape:
+        return (tangents[0], None)
     return (ns.gather_dim(tangents[0], dim, idx, keepdim, in_shape), None)
 
 
@@ -455,7 +512,7 @@ def _minmax(name, input, dim, keepdim, other, all_op, dim_op, argf, binary_name)
     d = _wrap_dim(int(dim), x.ndim)
     rt = getattr(return_types, name)
     if x.ndim == 0:
-        return rt(*apply(dim_op, (input.reshape(1),), (0, False, np.zeros((1,), np.int64), (1,))))
+        return rt(*apply(dim_op, (input,), (0, keepdim, None, ())))
     _check_nonempty(name, input, (d,))
     idx = argf(x, axis=d, keepdims=True)
     out = _select_fwd(x, d, keepdim, idx, x.shape)
@@ -468,14 +525,22 @@ def _ops_namespace():
     return _ops
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     """``torch.max``: the maximum (no dim), ``(values, indices)`` over ``dim``, or the
     elementwise ``maximum`` of two tensors."""
+    if out is not None:
+        binary = isinstance(dim, Tensor) or isinstance(other, Tensor)
+        return with_out(max, out, (input, dim, keepdim), {"other": other},
+                        dtype="cast" if binary else "exact", name="maximum" if binary else "max")
     return _minmax("max", input, dim, keepdim, other, MAX_ALL, MAX_DIM, np.argmax, "maximum")
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None):
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     """``torch.min``: like ``max``."""
+    if out is not None:
+        binary = isinstance(dim, Tensor) or isinstance(other, Tensor)
+        return with_out(min, out, (input, dim, keepdim), {"other": other},
+                        dtype="cast" if binary else "exact", name="minimum" if binary else "min")
     return _minmax("min", input, dim, keepdim, other, MIN_ALL, MIN_DIM, np.argmin, "minimum")
 
 
@@ -497,13 +562,17 @@ def _arg(name, argf, input, dim, keepdim):
     return _plain(argf(x, axis=d, keepdims=keepdim).astype(np.int64))
 
 
-def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmax(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.argmax``: index of the first maximum (of the flattened input when no dim)."""
+    if out is not None:
+        return with_out(argmax, out, (input, dim, keepdim), dtype="exact", differentiable=False)
     return _arg("argmax", np.argmax, input, dim, keepdim)
 
 
-def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def argmin(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.argmin``."""
+    if out is not None:
+        return with_out(argmin, out, (input, dim, keepdim), dtype="exact", differentiable=False)
     return _arg("argmin", np.argmin, input, dim, keepdim)
 
 
@@ -602,15 +671,21 @@ def _var_args(name, input, dim, unbiased, keepdim, correction):
 
 
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
-        correction=None) -> Tensor:
+        correction=None, out=None) -> Tensor:
     """``torch.var``: ``correction`` (default 1; ``unbiased=False`` means 0)."""
+    if out is not None:
+        return with_out(var, out, (input, dim, unbiased, keepdim), {"correction": correction},
+                        dtype=_var_out)
     dims, c = _var_args("var", input, dim, unbiased, keepdim, correction)
     return apply(VAR, (input,), (dims, keepdim, c))
 
 
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
-        correction=None) -> Tensor:
+        correction=None, out=None) -> Tensor:
     """``torch.std``."""
+    if out is not None:
+        return with_out(std, out, (input, dim, unbiased, keepdim), {"correction": correction},
+                        dtype=_var_out)
     dims, c = _var_args("std", input, dim, unbiased, keepdim, correction)
     return apply(STD, (input,), (dims, keepdim, c))
 
@@ -632,8 +707,11 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
 # ---- logsumexp / norm ---------------------------------------------------------------------
 
 def _lse_fwd(x, dims, keepdim):
-    m = np.max(x, axis=dims, keepdims=True, initial=-_INF)
-    m = np.where(np.isinf(m), 0, m).astype(x.dtype)
+    # complex: PyTorch shifts by the real parts' maximum, so the result's imaginary part is the
+    # principal one (logsumexp(z) of one element is log(exp(z)), not z)
+    r = np.real(x)
+    m = np.max(r, axis=dims, keepdims=True, initial=-_INF)
+    m = np.where(np.isinf(m), 0, m).astype(r.dtype)
     with np.errstate(divide="ignore"):
         s = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
     return _squeeze(s, dims, keepdim)
@@ -641,7 +719,7 @@ def _lse_fwd(x, dims, keepdim):
 
 def _lse_vjp(ns, g, need, x, out, dims, keepdim):
     oe = expand_reduced(ns, out, x.shape, dims, keepdim)
-    return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.exp(x - oe),)
+    return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.conj(ns.exp(x - oe)),)
 
 
 def _lse_jvp(ns, tangents, primals, outs, dims, keepdim):
@@ -654,8 +732,10 @@ def _lse_jvp(ns, tangents, primals, outs, dims, keepdim):
 LOGSUMEXP = Op("logsumexp", _lse_fwd, _lse_vjp, _lse_jvp, saves=(0,), save_out=True)
 
 
-def logsumexp(input: Tensor, dim, keepdim: bool = False) -> Tensor:
+def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.logsumexp``: stable log(sum(exp(x))) over ``dim``; integers become float."""
+    if out is not None:
+        return with_out(logsumexp, out, (input, dim, keepdim), dtype=_logsumexp_out)
     if dim is None:
         raise TypeError(
             "logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
@@ -725,6 +805,14 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None,
          dtype=None) -> Tensor:
     """``torch.norm``: the vector p-norm over ``dim`` (all elements by default); ``'fro'`` is
     the 2-norm."""
+    if out is not None:
+        return with_out(norm, out, (input, p, dim, keepdim), {"dtype": dtype}, dtype="exact",
+                        name="linalg_vector_norm")
+    if isinstance(p, str) and p == "nuc":
+        # PyTorch hands the nuclear norm to linalg.matrix_norm over ``dim`` (all dims if None)
+        from .linalg_misc import matrix_norm
+        d = list(range(input._data.ndim)) if dim is None else dim
+        return matrix_norm(input, "nuc", d, keepdim, dtype=dtype)
     pv = _norm_p(p)
     if dtype is not None:
         input = input.to(dtype)
@@ -751,13 +839,19 @@ def _logical(npf, input: Tensor, dim, keepdim: bool) -> Tensor:
     return _plain(np.asarray(r, np.uint8 if x.dtype == np.uint8 else np.bool_))
 
 
-def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def all(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.all``: bool result (uint8 for uint8 input), never differentiable."""
+    if out is not None:
+        return with_out(all, out, (input, dim, keepdim), dtype=_logical_out("all"),
+                        differentiable=False)
     return _logical(np.all, input, dim, keepdim)
 
 
-def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def any(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.any``."""
+    if out is not None:
+        return with_out(any, out, (input, dim, keepdim), dtype=_logical_out("any"),
+                        differentiable=False)
     return _logical(np.any, input, dim, keepdim)
 
 
@@ -845,13 +939,21 @@ def _scan(op, input: Tensor, dim, dtype) -> Tensor:
     return apply(op, (input,), (d, _acc_dtype(input, dtype)))
 
 
-def cumsum(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+def cumsum(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """``torch.cumsum``: integers and bools accumulate in int64."""
+    if out is not None:
+        if out.dtype is D.bool:
+            _out_kernel_missing("cumsum_out_cpu", out)
+        return with_out(cumsum, out, (input, dim), {"dtype": dtype}, dtype="as_out")
     return _scan(CUMSUM, input, dim, dtype)
 
 
-def cumprod(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """``torch.cumprod``; zeros in the input get PyTorch's exact gradient."""
+    if out is not None:
+        if out.dtype is D.bool:
+            _out_kernel_missing("cumprod_out_cpu", out)
+        return with_out(cumprod, out, (input, dim), {"dtype": dtype}, dtype="as_out")
     return _scan(CUMPROD, input, dim, dtype)
 
 

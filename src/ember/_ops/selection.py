@@ -17,6 +17,7 @@ from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
 from . import linalg as _linalg  # noqa: F401  (registers ns.squeeze / ns.unsqueeze)
 from ._dispatch import _type_name
+from ._out import with_out
 from ._registry import Op, apply, method, wrap_outputs
 from .indexing import _full_key
 from .joining import flip as _flip  # noqa: F401  (registers ns.flip)
@@ -162,9 +163,51 @@ def _dim(input: Tensor, dim) -> int:
     return _wrap_dim(int(dim), input._data.ndim)
 
 
+# PyTorch's messages for an out= of the wrong dtype (values, indices), in its checking order
+_KTH_OUT = ("output values must be of same type as input",
+            "output indices must be of scalar type Long")
+
+
+def _tensor_type(d) -> str:
+    """The type name PyTorch's checkScalarType prints (legacy names for the old dtypes)."""
+    if d.name in ("bool", "bfloat16", "complex64", "complex128"):
+        from ._dispatch import _type_name
+        return f"CPU{_type_name(d)}Type"
+    return "ember." + d._legacy
+
+
+def _median_values_out(rd, od) -> None:
+    raise RuntimeError(
+        "Expected tensor for 'values' to have the same type as tensor for argument #2 'self'; but "
+        f"type {_tensor_type(od)} does not equal {_tensor_type(rd)} (while checking arguments "
+        "for median)")
+
+
+def _median_indices_out(rd, od) -> None:
+    raise RuntimeError(
+        "Expected tensor for argument #1 'indices' to have scalar type Long; but got "
+        f"{_tensor_type(od)} instead (while checking arguments for median)")
+
+
+_MEDIAN_OUT = {1: _median_indices_out, 0: _median_values_out}
+_MODE_OUT = ("expected scalar type '{r}' but got '{o}' for values output",
+             "expected scalar type '{r}' but got '{o}' for indices output")
+_CUM_OUT = "expected scalar_type {r} but found {o}"
+_HISTC_OUT = ("ember.histogram: input tensor and hist tensor should have the same dtype, but got "
+              "input {rc} and hist {oc}")
+
+
+def _searchsorted_out(out_int32: bool) -> str:
+    return ("ember.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+            "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's "
+            "dtype {o} and out_int32 flag is " + str(bool(out_int32)))
+
+
 def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None, out=None):
     """``torch.sort``: ``(values, indices)``; ``stable=True`` gives SortBackward1 as in
     PyTorch (ties are always broken stably here)."""
+    if out is not None:
+        return with_out(sort, out, (input, dim, descending), {"stable": stable}, dtype="exact")
     if isinstance(dim, bool) and stable is None and not isinstance(descending, bool):
         stable, dim = dim, -1
     _check_sortable(input)
@@ -174,20 +217,28 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, *, stable=None,
     return _run(op, input, (d, idx, input._data.shape), return_types.sort)
 
 
-def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False, *,
+            out=None):
     """``torch.argsort``: int64 indices that sort ``input`` along ``dim``."""
+    if out is not None:
+        return with_out(argsort, out, (input, dim, descending, stable), dtype="exact",
+                        name="sort")
     _check_sortable(input)
     return _plain(_sort_idx(input._data, _dim(input, dim), bool(descending)))
 
 
 def msort(input: Tensor, *, out=None) -> Tensor:
     """``torch.msort``: the values of ``sort`` along dim 0."""
+    if out is not None:
+        return with_out(msort, out, (input,), dtype="exact", name="sort")
     return sort(input, 0).values
 
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *,
          out=None):
     """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, always in sorted order."""
+    if out is not None:
+        return with_out(topk, out, (input, k, dim, largest, sorted), dtype="exact")
     x = input._data
     d = _dim(input, dim)
     size = x.shape[d] if x.ndim else 1
@@ -225,6 +276,9 @@ def _reduced(name, op, rt, input: Tensor, dim, keepdim, pick):
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """``torch.kthvalue``: the k-th smallest element along ``dim`` (1-based)."""
+    if out is not None:
+        return with_out(kthvalue, out, (input, k, dim, keepdim), dtype=_KTH_OUT,
+                        reduced_dim=None if keepdim else dim)
     x = input._data
     d = _dim(input, dim)
     if x.ndim and x.shape[d]:
@@ -235,7 +289,13 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     _check_sortable(input)
     _no_bool("kthvalue_cpu", input)
     return _reduced("kthvalue", KTHVALUE, return_types.kthvalue, input, dim, keepdim,
-                    lambda a, d: _pick(_sort_idx(a, d, False), d, k - 1))
+                    lambda a, d: _kth_ties(a, d, k, _pick(_sort_idx(a, d, False), d, k - 1)))
+
+
+def _kth_ties(a, d, k, idx):
+    # PyTorch's quickselect decides which of several equal values kthvalue returns
+    from .misc_ops import kthvalue_indices
+    return kthvalue_indices(a, d, k, idx)
 
 
 def _median_pick(a, d):
@@ -285,6 +345,8 @@ NANMEDIAN = _reduce_jvp(Op("nanmedian", _nanmedian_all, _extreme_vjp(True), save
 def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """``torch.median``: the lower median (NaN if the slice holds one); with ``dim`` a
     ``(values, indices)`` pair."""
+    if out is not None:
+        return with_out(median, out, (input, dim, keepdim), dtype=_MEDIAN_OUT)
     _check_sortable(input)
     _no_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
@@ -295,6 +357,8 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
 
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """``torch.nanmedian``: the lower median of the non-NaN elements."""
+    if out is not None:
+        return with_out(nanmedian, out, (input, dim, keepdim), dtype=_MEDIAN_OUT)
     _check_sortable(input)
     _no_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
@@ -317,6 +381,9 @@ def _mode_pick(a, d):
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     """``torch.mode``: the most frequent value along ``dim`` (the smallest on ties) and the index
     of its last occurrence."""
+    if out is not None:
+        return with_out(mode, out, (input, dim, keepdim), dtype=_MODE_OUT,
+                        reduced_dim=None if keepdim else dim)
     _check_sortable(input)
     return _reduced("mode", MODE, return_types.mode, input, dim, keepdim, _mode_pick)
 
@@ -356,18 +423,49 @@ def _cum_ext(name, op, rt, input: Tensor, dim):
 
 def cummax(input: Tensor, dim: int, *, out=None):
     """``torch.cummax``: running maximum and the index where it was (last) attained."""
+    if out is not None:
+        return with_out(cummax, out, (input, dim), dtype=_CUM_OUT)
     return _cum_ext("cummax", CUMMAX, return_types.cummax, input, dim)
 
 
 def cummin(input: Tensor, dim: int, *, out=None):
     """``torch.cummin``."""
+    if out is not None:
+        return with_out(cummin, out, (input, dim), dtype=_CUM_OUT)
     return _cum_ext("cummin", CUMMIN, return_types.cummin, input, dim)
 
 
 def _lcse_np(x, dim):
     if x.ndim == 0:
         return x.copy()
+    if x.dtype.kind == "c":
+        return _lcse_complex(x, dim)
     return np.logaddexp.accumulate(x, axis=dim)
+
+
+def _log_add_exp_complex(x, acc):
+    # PyTorch's complex _log_add_exp_helper(x, acc): the operand with the larger real part
+    # leads (acc on ties); NaN is infectious; equal infinite real parts are special-cased
+    lead = x.real < acc.real
+    mn, mx = np.where(lead, x, acc), np.where(lead, acc, x)
+    out = np.log1p(np.exp(mn - mx)) + mx
+    inf = ~np.isfinite(mn.real) & (mn.real == mx.real)
+    out = np.where(inf, np.where(mn.real < 0, mn, np.log(np.exp(mn) + np.exp(mx))), out)
+    nan = np.isnan(x) | np.isnan(acc)
+    return np.where(nan, complex(np.nan, np.nan), out).astype(x.dtype)
+
+
+def _lcse_complex(x, dim):
+    # PyTorch's sequential scan from -inf (so the first element is kept as it is, its imaginary
+    # part not wrapped)
+    xs = np.moveaxis(x, dim, 0)
+    out = np.empty_like(xs)
+    acc = np.full(xs.shape[1:], -np.inf, x.dtype)
+    with np.errstate(all="ignore"):
+        for i in range(xs.shape[0]):
+            acc = _log_add_exp_complex(xs[i], acc)
+            out[i] = acc
+    return np.moveaxis(out, 0, dim)
 
 
 def _rev_lcse(ns, x, dim):
@@ -378,6 +476,10 @@ def _lcse_vjp(ns, g, need, x, out, dim):
     # PyTorch's logcumsumexp_backward: positive and negative parts of g in log space
     if x.ndim == 0:
         return (g,)
+    if g.is_complex() if isinstance(g, Tensor) else g.dtype.kind == "c":
+        # no sign split needed: the complex logarithm takes any grad
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return (ns.conj(ns.exp(_rev_lcse(ns, ns.log(ns.conj(g)) - out, dim) + x)),)
     lo = float(np.finfo(x._data.dtype if isinstance(x, Tensor) else x.dtype).min)
     la = ns.log(ns.abs(g))
     pos = ns.where(ns.data_fn(np.greater, g, 0), la, lo)
@@ -391,6 +493,9 @@ def _lcse_jvp(ns, tangents, primals, outs, dim):
     x, t = primals[0], tangents[0]
     if x.ndim == 0:
         return t
+    if x.is_complex() if isinstance(x, Tensor) else x.dtype.kind == "c":
+        e = ns.exp(x)   # as PyTorch: no shift (there is no complex max)
+        return ns.cumsum_dim(e * t, dim) / ns.cumsum_dim(e, dim)
     e = ns.exp(x - ns.data_fn(lambda a: np.max(a, axis=dim, keepdims=True), x))
     c = ns.cumsum_dim(e, dim)
     r = ns.where(ns.data_fn(lambda a: a < 1e-13, c), 0, ns.cumsum_dim(e * t, dim))
@@ -406,7 +511,9 @@ def _ns_lcse(x, dim):
 
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     """``torch.logcumsumexp``: ``log(cumsum(exp(x)))`` computed stably."""
-    if not _is_float(input._data) or input._data.dtype.kind == "c":
+    if out is not None:
+        return with_out(logcumsumexp, out, (input, dim), dtype=_CUM_OUT)
+    if not _is_float(input._data):
         raise NotImplementedError(
             f'"logcumsumexp_out_cpu" not implemented for \'{_type_name(input.dtype)}\'')
     with np.errstate(invalid="ignore"):
@@ -517,6 +624,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
     """``torch.histc``: ``bins`` equal-width bins over [min, max] (the data's range when both
     are equal); elements outside are ignored."""
+    if out is not None:
+        return with_out(histc, out, (input, bins, min, max), differentiable=False,
+                        dtype=_HISTC_OUT)
     x = input._data
     if not _is_float(x) or x.dtype.kind == "c":
         raise NotImplementedError(
@@ -552,6 +662,11 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
                  side=None, sorter=None, out=None) -> Tensor:
     """``torch.searchsorted``: insertion points of ``input`` into the innermost dim of
     ``sorted_sequence`` (1-D, or matching ``input``'s leading dims)."""
+    if out is not None:
+        return with_out(searchsorted, out, (sorted_sequence, input), {"out_int32": out_int32,
+                        "right": right, "side": side, "sorter": sorter},
+                        differentiable=False,
+                        dtype=_searchsorted_out(out_int32))
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError("ember.searchsorted(): side can only be 'left' or 'right' but got "
@@ -590,6 +705,11 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False,
               out=None) -> Tensor:
     """``torch.bucketize``: the bucket of each element among 1-D ``boundaries``."""
+    if out is not None:
+        return with_out(bucketize, out, (input, boundaries), {"out_int32": out_int32,
+                        "right": right},
+                        differentiable=False,
+                        dtype=_searchsorted_out(out_int32))
     b = boundaries._data
     if b.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
