@@ -1,5 +1,5 @@
 """Tensor creation: tensor, as_tensor, from_numpy, zeros/ones/full/empty (and *_like, new_*),
-arange, linspace, eye, random tensors and the seed."""
+arange, linspace, eye (random tensors live in random.py)."""
 from __future__ import annotations
 
 import builtins
@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as D
+from .. import _scalar as S
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
@@ -15,7 +16,6 @@ from ..autograd.grad_mode import STATE
 from ._registry import method
 
 __all__ = [
-    "Generator",
     "arange",
     "as_tensor",
     "asarray",
@@ -26,25 +26,12 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
-    "get_rng_state",
-    "initial_seed",
     "linspace",
     "logspace",
-    "manual_seed",
-    "normal",
     "ones",
     "ones_like",
-    "rand",
-    "rand_like",
-    "randint",
-    "randint_like",
-    "randn",
-    "randn_like",
-    "randperm",
     "range",
     "scalar_tensor",
-    "seed",
-    "set_rng_state",
     "tensor",
     "zeros",
     "zeros_like",
@@ -66,17 +53,22 @@ def _new_tensor(data: np.ndarray, device=None, requires_grad: bool = False) -> T
     return t
 
 
-def _size(size) -> tuple:
-    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+def _size(size, name: str = "zeros") -> tuple:
+    """A size argument (ints, or one sequence of them) as a tuple, with PyTorch's errors."""
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral) or (
+            len(size) == 1 and isinstance(size[0], builtins.bool)):
+        if not isinstance(size[0], (list, tuple, Tensor)):
+            raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                            f"{type(size[0]).__name__}")
         size = tuple(size[0])
     out = []
-    for s in size:
+    for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = int(s)
-        if not isinstance(s, numbers.Integral) or isinstance(s, builtins.bool):
+        if not isinstance(s, numbers.Integral):
             raise TypeError(
-                f"{'zeros'}(): argument 'size' (position 1) must be tuple of ints, but found "
-                f"element of type {type(s).__name__} at pos 0")
+                f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with "
+                f"error \"type must be tuple of ints,but got {type(s).__name__}\"")
         if s < 0:
             raise RuntimeError(
                 f"Trying to create tensor with negative dimension {s}: {list(size)}")
@@ -84,18 +76,46 @@ def _size(size) -> tuple:
     return tuple(out)
 
 
+_SEQS = (list, tuple, builtins.range)
+_NEG_STRIDES = (
+    "At least one stride in the given numpy array is negative, and tensors with negative strides "
+    "are not currently supported. (You can probably work around this by making a copy of your "
+    "array  with array.copy().) ")
+
+
+def _check_strides(a: np.ndarray) -> None:
+    if any(s < 0 for s in a.strides):
+        raise ValueError(_NEG_STRIDES)
+
+
 def _infer_dtype(data) -> D.dtype:
-    """The dtype ``torch.tensor`` infers from nested Python data."""
+    """The dtype ``torch.tensor`` infers from nested Python data (PyTorch's ``infer_scalar_type``:
+    a sequence's elements promoted together, an empty one the default dtype)."""
     kinds = set()
     stack = [data]
     while stack:
         x = stack.pop()
-        if isinstance(x, Tensor):
+        tx = type(x)
+        if tx is list or tx is tuple:
+            types = set(map(type, x))   # a sequence of plain numbers is read at C speed
+            if builtins.float in types:
+                kinds.add(D.get_default_dtype())
+            if builtins.int in types:
+                kinds.add(D.int64)
+            if builtins.bool in types:
+                kinds.add(D.bool)
+            if not types <= _PLAIN:
+                stack.extend(y for y in x if type(y) not in _PLAIN)
+        elif tx is builtins.float:
+            kinds.add(D.get_default_dtype())
+        elif tx is builtins.int:
+            kinds.add(D.int64)
+        elif isinstance(x, _SEQS):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
             kinds.add(x.dtype)
         elif isinstance(x, np.ndarray):
             kinds.add(D.from_numpy_dtype(x.dtype))
-        elif isinstance(x, (list, tuple)):
-            stack.extend(x)
         elif isinstance(x, np.generic):
             kinds.add(D.from_numpy_dtype(x.dtype))
         elif isinstance(x, builtins.bool):
@@ -106,8 +126,12 @@ def _infer_dtype(data) -> D.dtype:
             kinds.add(D.get_default_dtype())
         elif isinstance(x, numbers.Complex):
             kinds.add(D.get_default_dtype().to_complex())
+        elif isinstance(x, (str, bytes)):
+            if x is data:
+                raise TypeError(f"new(): invalid data type '{tx.__name__}'")
+            raise ValueError(f"too many dimensions '{tx.__name__}'")
         else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+            raise RuntimeError(f"Could not infer dtype of {tx.__name__}")
     if not kinds:
         return D.get_default_dtype()
     best = None
@@ -117,27 +141,92 @@ def _infer_dtype(data) -> D.dtype:
 
 
 def _to_array(data, dt: D.dtype) -> np.ndarray:
+    """``data`` (a tensor, an array, or nested sequences of numbers, arrays and one-element
+    tensors) as an array of ``dt``, each Python number checked as PyTorch's ``store_scalar``
+    checks it."""
     if isinstance(data, Tensor):
         return data._data.astype(dt.np)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
-        data = [_to_array(x, dt) for x in data]
-    if isinstance(data, np.ndarray) and data.dtype == D.bfloat16.np:
-        return data.astype(dt.np)
+    if isinstance(data, np.ndarray):
+        _check_strides(data)
+        return data.astype(dt.np)   # an array is cast as a whole (C casts: no checks)
+    if _has_tensor(data):
+        data = _untensor(data, dt)
     try:
-        if dt is D.bfloat16:
-            return np.array(data, dtype=np.float32).astype(dt.np)
-        return np.array(data, dtype=dt.np)
+        arr = np.array(data)
     except ValueError:
-        if isinstance(data, (list, tuple)):
+        if isinstance(data, _SEQS):
             _check_nested(data, dt)
         raise
+    if arr.dtype.kind in "OUSV":
+        _check_nested(data, dt)
+        return np.array(_convert(data, dt), dtype=dt.np)
+    kind = arr.dtype.kind
+    if dt.is_complex or dt is D.bool:
+        pass
+    elif kind == "c" or arr.dtype == np.uint64:
+        # a complex number, or an int past int64, among the data: check each number
+        return np.array(_convert(data, dt), dtype=dt.np)
+    elif dt.is_floating_point:
+        pass
+    elif kind == "f":
+        if arr.size and (dt is D.uint64 or not np.isfinite(arr).all()
+                         or S.overflows(float(arr.min()), dt)
+                         or S.overflows(float(arr.max()), dt)):
+            return np.array(_convert(data, dt), dtype=dt.np)
+        return arr.astype(dt.np)   # truncation toward zero, as a C cast
+    elif kind in "iu" and arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        if S.overflows(lo, dt) or S.overflows(hi, dt) or lo < 0 and dt is D.uint64:
+            _convert(data, dt)
+        if not dt.is_signed and lo < 0:
+            return arr.astype(dt.np)   # negative ints wrap (two's complement), as PyTorch
+    if dt is D.bfloat16:
+        return arr.astype(np.float32).astype(dt.np)
+    return arr.astype(dt.np)
+
+
+_PLAIN = frozenset((builtins.float, builtins.int, builtins.bool))
+
+
+def _has_tensor(data) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        if set(map(type, data)) <= _PLAIN:
+            return False
+        return any(_has_tensor(x) for x in data if type(x) not in _PLAIN)
+    return False
+
+
+def _untensor(data, dt: D.dtype):
+    """Nested data with each tensor replaced by its one number (PyTorch reads a tensor inside a
+    sequence as a scalar)."""
+    if isinstance(data, Tensor):
+        if data._data.size != 1:
+            if dt.is_floating_point or dt.is_complex:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return data._data.reshape(())[()]
+    if isinstance(data, _SEQS):
+        return [_untensor(x, dt) for x in data]
+    return data
+
+
+def _convert(data, dt: D.dtype):
+    """Nested data with every number converted by ``_scalar.data_value``."""
+    if isinstance(data, _SEQS):
+        return [_convert(x, dt) for x in data]
+    if isinstance(data, np.ndarray):
+        return data.astype(dt.np)
+    return S.data_value(data, dt)
 
 
 def _check_nested(data, dt: D.dtype) -> None:
     """PyTorch's errors for ragged nested sequences: the shape is read off the first elements."""
     shape = []
     x = data
-    while isinstance(x, (list, tuple)):
+    while isinstance(x, _SEQS):
         shape.append(len(x))
         if not x:
             break
@@ -146,13 +235,13 @@ def _check_nested(data, dt: D.dtype) -> None:
     while stack:
         x, dim = stack.pop()
         if dim == len(shape):
-            if isinstance(x, (list, tuple)):
+            if isinstance(x, _SEQS):
                 if dt.is_floating_point or dt.is_complex:
                     raise TypeError(f"must be real number, not {type(x).__name__}")
                 raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an "
                                 "integer")
             continue
-        if not isinstance(x, (list, tuple)):
+        if not isinstance(x, _SEQS):
             raise TypeError("not a sequence")
         if len(x) != shape[dim]:
             raise ValueError(
@@ -196,6 +285,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     D.from_numpy_dtype(ndarray.dtype)
+    _check_strides(ndarray)
     return _new_tensor(ndarray)
 
 
@@ -203,8 +293,8 @@ def _dt(dtype) -> D.dtype:
     return dtype if dtype is not None else D.get_default_dtype()
 
 
-def _filled(size, fill, dtype, device, requires_grad, fn) -> Tensor:
-    shape = _size(size)
+def _filled(size, fill, dtype, device, requires_grad, fn, name: str = "zeros") -> Tensor:
+    shape = _size(size, name)
     dt = _dt(dtype)
     if as_device(device).type == "meta":
         return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
@@ -212,20 +302,59 @@ def _filled(size, fill, dtype, device, requires_grad, fn) -> Tensor:
                        device, requires_grad)
 
 
+def _out(fn, out, args, dtype, device, requires_grad, warn=False) -> Tensor:
+    """A creation function's ``out=`` (``_out.with_out``): made in ``out``'s dtype unless one
+    is given; ``out`` requiring grad is refused in grad mode, under the aten:: name as PyTorch
+    does; a wrongly shaped ``out`` is resized without a warning (except by arange)."""
+    from ._out import with_out
+    return with_out(fn, out, args, {"dtype": dtype, "device": device,
+                                    "requires_grad": requires_grad},
+                    name="aten::" + fn.__name__, dtype="as_out", warn=warn)
+
+
+_ARANGE_RESIZE = (
+    "The number of elements in the out tensor of shape {have} is {n} which does not match the "
+    "computed number of elements {want[0]}. Note that this may occur as a result of rounding "
+    "error. The out tensor will be resized to a tensor of shape {want}. (Triggered internally "
+    "at /__w/pytorch/pytorch/aten/src/ATen/native/RangeFactories.cpp:199.)")
+
+
+def _empty_out(out: Tensor, size) -> Tensor:
+    """``empty(..., out=)``: ``out`` resized (bumping its version) and otherwise untouched."""
+    from ._out import resize_data
+    if out.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = _size(size, "empty")
+    if tuple(out._data.shape) != shape:
+        resize_data(out, shape)
+        out._vc.v += 1
+    return out
+
+
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``torch.zeros``."""
+    if out is not None:
+        return _out(zeros, out, size, dtype, device, requires_grad)
+    if any(type(s) is builtins.int and s < 0 for s in (size[0] if len(size) == 1 and
+                                                       isinstance(size[0], (list, tuple))
+                                                       else size)):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, None, dtype, device, requires_grad, np.zeros)
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``torch.ones``."""
-    return _filled(size, None, dtype, device, requires_grad, np.ones)
+    if out is not None:
+        return _out(ones, out, size, dtype, device, requires_grad)
+    return _filled(size, None, dtype, device, requires_grad, np.ones, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None) -> Tensor:
     """``torch.empty`` (zero-filled here, so results are reproducible)."""
-    return _filled(size, None, dtype, device, requires_grad, np.zeros)
+    if out is not None:
+        return _empty_out(out, size)
+    return _filled(size, None, dtype, device, requires_grad, np.zeros, "empty")
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -235,12 +364,22 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False) -> Tensor:
     """``torch.full``: dtype inferred from the fill value when not given."""
+    if out is not None:
+        return _out(full, out, (size, fill_value), dtype, device, requires_grad)
     if dtype is None:
         dtype = D.scalar_dtype(fill_value) if not isinstance(fill_value, Tensor) \
             else fill_value.dtype
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    fill_value = S.to_dtype(fill_value, dtype, _numel(size) == 1)
     return _filled((tuple(size),), fill_value, dtype, device, requires_grad, None)
+
+
+def _numel(size) -> int:
+    n = 1
+    for s in size:
+        n *= s
+    return n
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -282,12 +421,25 @@ def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None) -> Tensor:
     """``torch.full_like``."""
-    return _like(input, dtype, device, requires_grad, fill_value)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _like(input, dtype, device, requires_grad,
+                 S.to_dtype(fill_value, dtype or input.dtype, input._data.size == 1))
+
+
+def _no_kernel(kernel: str, dtype, *missing) -> None:
+    """PyTorch's error for a factory kernel without an implementation for ``dtype``."""
+    if dtype in missing:
+        from ._dispatch import _type_name
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dtype)}\'')
 
 
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False) -> Tensor:
     """``torch.arange``: int64 for integer arguments, the default dtype otherwise."""
+    if out is not None:
+        return _out(arange, out, (start, end, step), dtype, device, requires_grad,
+                    warn=_ARANGE_RESIZE)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -296,6 +448,9 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if dtype is None:
         dtype = D.int64 if all(isinstance(v, numbers.Integral) for v in vals) \
             else D.get_default_dtype()
+    _no_kernel("arange_cpu", dtype, D.bool, D.complex64, D.complex128)
+    if dtype is D.int64 and builtins.int(vals[2]) == 0:
+        raise ValueError("step must be nonzero")   # int64 steps in int64 (smaller ints don't)
     s, e, st = vals
     if (e - s) * st < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
@@ -318,9 +473,12 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None,
 def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False) -> Tensor:
     """``torch.linspace``."""
+    if out is not None:
+        return _out(linspace, out, (start, end, steps), dtype, device, requires_grad)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
+    _no_kernel("linspace_cpu", dt, D.bool)
     s = float(start) if not isinstance(start, Tensor) else start.item()
     e = float(end) if not isinstance(end, Tensor) else end.item()
     if steps == 1:
@@ -336,8 +494,12 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, devic
     return _new_tensor(a.astype(dt.np), device, requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, device=None,
              requires_grad=False) -> Tensor:
+    """``torch.logspace``: ``base ** linspace(start, end, steps)``."""
+    if out is not None:
+        return _out(logspace, out, (start, end, steps, base), dtype, device, requires_grad)
+    _no_kernel("logspace_cpu", _dt(dtype), D.bool)
     a = np.power(base, linspace(start, end, steps, dtype=D.float64)._data)
     return _new_tensor(a.astype(_dt(dtype).np), device, requires_grad)
 
@@ -345,128 +507,13 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
 def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
         requires_grad=False) -> Tensor:
     """``torch.eye``."""
+    if out is not None:
+        return _out(eye, out, (n, m), dtype, device, requires_grad)
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
     return _new_tensor(np.eye(n, m, dtype=_dt(dtype).np), device, requires_grad)
-
-
-class Generator:
-    """A random-number generator (NumPy's PCG64: streams differ from PyTorch's)."""
-
-    def __init__(self, device="cpu"):
-        self._seed = 67280421310721
-        self._rng = np.random.default_rng(self._seed)
-        self.device = as_device(device)
-
-    def manual_seed(self, seed: int) -> Generator:
-        self._seed = int(seed)
-        self._rng = np.random.default_rng(self._seed)
-        return self
-
-    def seed(self) -> int:
-        s = int(np.random.SeedSequence().entropy) % (2 ** 63)
-        self.manual_seed(s)
-        return s
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def get_state(self):
-        return self._rng.bit_generator.state
-
-    def set_state(self, state) -> None:
-        self._rng.bit_generator.state = state
-
-
-default_generator = Generator()
-
-
-def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (``torch.manual_seed``)."""
-    return default_generator.manual_seed(seed)
-
-
-def seed() -> int:
-    return default_generator.seed()
-
-
-def initial_seed() -> int:
-    return default_generator.initial_seed()
-
-
-def get_rng_state():
-    return default_generator.get_state()
-
-
-def set_rng_state(state) -> None:
-    default_generator.set_state(state)
-
-
-def _rng(generator):
-    return (generator or default_generator)._rng
-
-
-def _random(size, dtype, device, requires_grad, draw) -> Tensor:
-    dt = _dt(dtype)
-    shape = _size(size)
-    if as_device(device).type == "meta":
-        return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
-    return _new_tensor(np.asarray(draw(shape)).astype(dt.np), device, requires_grad)
-
-
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False) -> Tensor:
-    """Uniform on [0, 1) (``torch.rand``)."""
-    return _random(size, dtype, device, requires_grad, lambda s: _rng(generator).random(s))
-
-
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False) -> Tensor:
-    """Standard normal (``torch.randn``)."""
-    return _random(size, dtype, device, requires_grad,
-                   lambda s: _rng(generator).standard_normal(s))
-
-
-def randint(low, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False) -> Tensor:
-    """Integers in [low, high) (``torch.randint``), int64 by default."""
-    if size is None:
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    return _random((tuple(size),), dtype or D.int64, device, requires_grad,
-                   lambda s: _rng(generator).integers(low, high, s))
-
-
-def randperm(n: int, *, generator=None, dtype=None, device=None,
-             requires_grad=False) -> Tensor:
-    return _new_tensor(_rng(generator).permutation(n).astype((dtype or D.int64).np), device,
-                       requires_grad)
-
-
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False) -> Tensor:
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    shape = size if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    a = _rng(generator).normal(m, s, shape)
-    dt = dtype or (mean.dtype if isinstance(mean, Tensor) else _dt(None))
-    return _new_tensor(np.asarray(a).astype(dt.np), device, requires_grad)
-
-
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None) -> Tensor:
-    return rand(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
-               memory_format=None) -> Tensor:
-    return randn(input._data.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-def randint_like(input: Tensor, low, high=None, *, dtype=None, device=None,
-                 requires_grad=False) -> Tensor:
-    if high is None:
-        low, high = 0, low
-    return randint(low, high, input._data.shape, dtype=dtype or input.dtype)
 
 
 # ---- Tensor.new_* -----------------------------------------------------------------------

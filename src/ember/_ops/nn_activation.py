@@ -30,8 +30,8 @@ from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
 from ._dispatch import _type_name, inplace, unary
 from ._registry import NP, Op, apply, method, ns_fn
-from .creation import _rng
 from .pointwise import _sigmoid_np, exp, sigmoid, tanh
+from .random import _rng
 from .special import _sc, erf
 
 __all__ = [

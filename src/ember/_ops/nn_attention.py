@@ -30,7 +30,7 @@ _NEG_INF = -math.inf
 
 def _keep_mask(shape, p: float, like) -> np.ndarray:
     """Which attention weights dropout keeps (probability 1 - p), from ember's generator."""
-    from .creation import _rng
+    from .random import _rng
     return _rng(None).random(shape) < (1.0 - p)
 
 

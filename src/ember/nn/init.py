@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .._ops.creation import Generator, default_generator
+from .._ops.random import Generator, default_generator
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 

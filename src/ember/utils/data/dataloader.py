@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Generic, TypeVar
 
-from ..._ops import creation
+from ..._ops import random as _rnd
 from . import _worker
 from ._collate import default_collate, default_convert
 from ._worker import _DatasetKind, get_worker_info
@@ -52,7 +52,7 @@ class _InfiniteConstantSampler(Sampler):
 
 def _draw_seed(generator) -> int:
     # PyTorch: torch.empty((), dtype=torch.int64).random_(generator=generator).item()
-    return int(creation._rng(generator).integers(0, 2 ** 63))
+    return int(_rnd._rng(generator).integers(0, 2 ** 63))
 
 
 class DataLoader(Generic[_T_co]):

@@ -11,8 +11,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Generic, TypeVar
 
-from ..._ops import creation
-from ..._ops.creation import Generator, default_generator
+from ..._ops.random import Generator, default_generator, randperm
 
 __all__ = [
     "Dataset",
@@ -230,6 +229,6 @@ def random_split(dataset: Dataset[_T], lengths: Sequence[int | float],
                               f"This might result in an empty dataset.", stacklevel=2)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = creation.randperm(sum(lengths), generator=generator).tolist()
+    perm = randperm(sum(lengths), generator=generator).tolist()
     return [Subset(dataset, perm[end - n:end])
             for end, n in zip(itertools.accumulate(lengths), lengths)]

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 from ..._ops import creation
+from ..._ops import random as _rnd
 
 __all__ = [
     "BatchSampler",
@@ -47,11 +48,11 @@ class SequentialSampler(Sampler[int]):
         return len(self.data_source)
 
 
-def _fresh_generator() -> creation.Generator:
+def _fresh_generator() -> _rnd.Generator:
     # PyTorch seeds a private generator from the global one on every epoch, so that
     # torch.manual_seed makes shuffling reproducible without sharing the global stream.
-    seed = int(creation.default_generator._rng.integers(0, 2 ** 63))
-    return creation.Generator().manual_seed(seed)
+    seed = int(_rnd.default_generator._rng.integers(0, 2 ** 63))
+    return _rnd.Generator().manual_seed(seed)
 
 
 class RandomSampler(Sampler[int]):
@@ -82,12 +83,12 @@ class RandomSampler(Sampler[int]):
         if self.replacement:
             # Drawn in blocks of 32 as PyTorch does, so a partly consumed epoch costs little.
             for _ in range(self.num_samples // 32):
-                yield from creation.randint(0, n, (32,), generator=gen).tolist()
-            yield from creation.randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
+                yield from _rnd.randint(0, n, (32,), generator=gen).tolist()
+            yield from _rnd.randint(0, n, (self.num_samples % 32,), generator=gen).tolist()
         else:
             for _ in range(self.num_samples // n):
-                yield from creation.randperm(n, generator=gen).tolist()
-            yield from creation.randperm(n, generator=gen).tolist()[:self.num_samples % n]
+                yield from _rnd.randperm(n, generator=gen).tolist()
+            yield from _rnd.randperm(n, generator=gen).tolist()[:self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -101,7 +102,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in creation.randperm(len(self.indices), generator=self.generator).tolist():
+        for i in _rnd.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
     def __len__(self) -> int:
@@ -129,7 +130,7 @@ def _multinomial(weights: np.ndarray, num_samples: int, replacement: bool, gener
     total = weights.sum()
     if total <= 0:
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    rng = creation._rng(generator)
+    rng = _rnd._rng(generator)
     if replacement:
         return rng.choice(n, size=num_samples, p=weights / total).tolist()
     # Exponential-race sampling (PyTorch's method too): the largest w / Exp(1) keys form a
