@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
 from ._dispatch import binary, inplace, to_operand, unary
+from ._out import FOUND, with_out
 from ._registry import Op, method, ns_fn
 from .pointwise import _is_cplx, _not_impl, _real_only, _unary, _zero_grad, arcsinh
 from .pointwise_more import _NOT_IMPL, _nodiff, _not_implemented
@@ -131,6 +132,8 @@ def _round_op(t: Tensor, decimals):
 def round(input: Tensor, *, decimals=None, out=None) -> Tensor:
     """``torch.round``: half to even; ``decimals`` rounds to that many decimal places
     (RoundBackward1). Integer tensors are returned as they are (without ``decimals``)."""
+    if out is not None:
+        return with_out(round, out, (input,), {"decimals": decimals}, overlap=True, dtype=FOUND)
     op, params = _round_op(input, decimals)
     return unary(op, input, params)
 
@@ -186,6 +189,8 @@ EXP2, exp2 = _unary("exp2", np.exp2, lambda ns, g, need, r: (g * ns.conj(r) * _L
 def _sinc_np(x):
     if x.dtype.kind == "c":
         return np.sinc(x)
+    if x.dtype != np.float32 and x.dtype != np.float64:
+        return _sinc_np(x.astype(np.float32)).astype(x.dtype)   # half types: in float32
     y = x * x.dtype.type(math.pi)
     r = np.sin(y) / y
     return np.where(x == 0, x.dtype.type(1), r).astype(x.dtype, copy=False)
@@ -309,6 +314,8 @@ POLYGAMMA_ = Op("polygamma_", _polygamma_np, _polygamma_vjp, saves=(0,), element
 def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
     """``torch.polygamma``: the n-th derivative of digamma (integers become the default
     float)."""
+    if out is not None:
+        return with_out(polygamma, out, (n, input), overlap=True)
     _polygamma_check(n, input)
     return unary(POLYGAMMA, input, (int(n),), True)
 
@@ -338,6 +345,8 @@ LOGIT = Op("logit", _logit_np, _logit_vjp, saves=(0,), elementwise=True)
 
 def logit(input: Tensor, eps=None, *, out=None) -> Tensor:
     """``torch.logit``: log(p / (1 - p)), ``p`` clamped to [eps, 1 - eps] when eps is given."""
+    if out is not None:
+        return with_out(logit, out, (input, eps), overlap=True)
     _real_only("logit_cpu")(input)
     return unary(LOGIT, input, (eps,), True)
 
@@ -382,6 +391,10 @@ def _check_nan_to_num(t: Tensor):
 def nan_to_num(input: Tensor, nan=0.0, posinf=None, neginf=None, *, out=None) -> Tensor:
     """``torch.nan_to_num``: NaN, +inf and -inf replaced (by default with 0 and the dtype's
     largest and lowest finite values)."""
+    if out is not None:
+        return with_out(nan_to_num, out, (input, nan, posinf, neginf),
+                        overlap=True,
+                        dtype="nan_to_num: dtype of out: {o} should be same as input: {r}")
     _check_nan_to_num(input)
     return unary(NAN_TO_NUM, input, (nan, posinf, neginf))
 
@@ -393,6 +406,10 @@ def _nan_to_num_(self: Tensor, nan=0.0, posinf=None, neginf=None) -> Tensor:
 
 def signbit(input: Tensor, *, out=None) -> Tensor:
     """``torch.signbit``: a bool tensor, True where the sign bit is set (-0.0 included)."""
+    if out is not None:
+        return with_out(signbit, out, (input,), overlap=True,
+                        differentiable=False,
+                        dtype="signbit does not support non-boolean outputs.")
     if input.is_complex():
         raise NotImplementedError("signbit is not implemented for complex tensors.")
     d = input._data
@@ -445,6 +462,8 @@ LOGADDEXP2 = Op("logaddexp2", np.logaddexp2, _logaddexp2_vjp, saves=(0, 1), elem
 
 def logaddexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.logaddexp``: log(exp(input) + exp(other)), computed stably."""
+    if out is not None:
+        return with_out(logaddexp, out, (input, other), overlap=True)
     _tensor_args("logaddexp", ("input", 1, input), ("other", 2, other))
     if not (input.is_complex() or other.is_complex()):
         _float_only("logaddexp_cpu", input, other)
@@ -453,6 +472,8 @@ def logaddexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 def logaddexp2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.logaddexp2``: log2(2**input + 2**other)."""
+    if out is not None:
+        return with_out(logaddexp2, out, (input, other), overlap=True)
     _tensor_args("logaddexp2", ("input", 1, input), ("other", 2, other))
     _float_only("logaddexp2_cpu", input, other)
     return binary(LOGADDEXP2, input, other)
@@ -467,6 +488,8 @@ HYPOT = Op("hypot", np.hypot, _hypot_vjp, saves=(0, 1), save_out=True, elementwi
 
 def hypot(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.hypot``: sqrt(input**2 + other**2) (floating tensors)."""
+    if out is not None:
+        return with_out(hypot, out, (input, other), overlap=True)
     _tensor_args("hypot", ("input", 1, input), ("other", 2, other))
     _float_only("hypot_cpu", input, other)
     return binary(HYPOT, input, other)
@@ -511,6 +534,8 @@ FMIN = Op("fmin", np.fmin, _fmin_vjp, _fmin_jvp, saves=(0, 1))
 
 def _fminmax(name, op):
     def f(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+        if out is not None:
+            return with_out(f, out, (input, other), overlap=True)
         _tensor_args(name, ("input", 1, input), ("other", 2, other))
         if input.is_complex() or other.is_complex():
             raise RuntimeError(f"{name} not implemented for complex tensors.")
@@ -560,6 +585,8 @@ def _copysign_args(input, other):
 def copysign(input: Tensor, other, *, out=None) -> Tensor:
     """``torch.copysign``: |input| with the sign of other (integers become the default
     float); no gradient flows to ``other``."""
+    if out is not None:
+        return with_out(copysign, out, (input, other), overlap=True)
     op, other = _copysign_args(input, other)
     return binary(op, input, other, int_to_float=True)
 
@@ -595,8 +622,17 @@ def _heaviside_check(input, values, pos, name="heaviside"):
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
 
 
+def _heaviside_out(rd, od) -> None:
+    what = "complex tensors" if od.is_complex else "tensors with different dtypes"
+    raise RuntimeError(f"heaviside is not yet implemented for {what}.")
+
+
 def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
     """``torch.heaviside``: 0 below zero, 1 above, ``values`` at zero; not differentiable."""
+    if out is not None:
+        return with_out(heaviside, out, (input, values), overlap=True,
+                        differentiable=False,
+                        dtype=_heaviside_out)
     _tensor_args("heaviside", ("input", 1, input))
     _heaviside_check(input, values, 2)
     return binary(HEAVISIDE, input, values)
@@ -657,6 +693,8 @@ def _xlogy_op(input, other):
 
 def xlogy(input, other, *, out=None) -> Tensor:
     """``torch.xlogy``: input * log(other), 0 where input == 0 (unless other is NaN)."""
+    if out is not None:
+        return with_out(xlogy, out, (input, other), overlap=True)
     op, input, other = _xlogy_op(input, other)
     return binary(op, input, other, int_to_float=True)
 
