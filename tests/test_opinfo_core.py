@@ -13,12 +13,15 @@ SAMPLES = 12   # the first samples of each entry: PyTorch puts the small edge ca
 LEFT_OUT = {
     # values that cannot be compared: random streams differ, or memory is uninitialised
     **dict.fromkeys(["normal", "randn", "randn_like", "rand_like", "randint", "randint_like",
-                     "empty", "empty_like", "empty_strided", "bernoulli",
+                     "empty", "empty_like", "empty_strided", "bernoulli", "new_empty",
+                     "new_empty_strided", "empty_permuted",
                      "multinomial"],
                     "random or uninitialised values"),
     # float64 samples that PyTorch itself refuses (integer- or complex-only operators)
     **dict.fromkeys(["bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bincount",
-                     "view_as_real", "imag"], "float64 samples are invalid in PyTorch too"),
+                     "view_as_real", "imag", "bitwise_left_shift", "bitwise_right_shift",
+                     "gcd", "lcm", "istft", "unravel_index", "tril_indices", "triu_indices"],
+                    "float64 samples are invalid in PyTorch too"),
     # known differences, listed in the README
     "sum_to_size": "PyTorch records SumBackward0 even when the size already matches",
     "as_strided": "as_strided of a fresh tensor counts from a differently laid out storage",
@@ -30,7 +33,12 @@ LEFT_OUT = {
     "index_fill": "repeated indices: the value's gradient counts them twice",
     "take_along_dim": "negative indices",
     "logcumsumexp": "a less exact summation (1e-6 relative)",
-    "norm": "p='nuc' needs an SVD (issue 11)",
+    **dict.fromkeys(["svd_lowrank", "pca_lowrank"], "random projections: the bases' signs "
+                    "differ; compared after output processing in test_opinfo_linalg"),
+    "cholesky_inverse": "a non-triangular forward-mode tangent: PyTorch's tangent differs from "
+                        "its own JVP formula by 4e-5 on one sample",
+    "cov": "float32 aweights: forward-AD tangents differ in float32 rounding (1e-7)",
+    "resize_as_": "OpInfo's op resizes a clone (test_misc_ops checks resize_/resize_as_)",
 }
 
 
