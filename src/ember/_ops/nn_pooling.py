@@ -158,15 +158,26 @@ def _max_sweep(views, shape):
             np.maximum(best, vs[1], out=best)
     for v in vs[2:]:
         np.maximum(best, v, out=best)
-    dt = np.uint8 if n < 256 else np.int32
-    eq = np.equal(vs[0], best)
-    acc = np.multiply(eq, dt(n), dtype=dt)
-    term = np.empty_like(acc)
-    for k, v in enumerate(vs[1:], 1):
-        np.equal(v, best, out=eq)
-        np.multiply(eq, dt(n - k), out=term)
-        np.maximum(acc, term, out=acc)
-    pos = np.subtract(dt(n), acc, out=acc)
+    if n < 256:
+        # the first equal candidate's number = how many leading candidates differ: a running
+        # product of the "differs" masks, summed (bytes throughout, no casts)
+        lead = np.not_equal(vs[0], best).view(np.uint8)
+        pos = lead.copy()
+        ne = np.empty_like(lead)
+        for v in vs[1:-1]:
+            np.not_equal(v, best, out=ne.view(np.bool_))
+            np.multiply(lead, ne, out=lead)
+            np.add(pos, lead, out=pos)
+    else:
+        dt = np.int32
+        eq = np.equal(vs[0], best)
+        acc = np.multiply(eq, dt(n), dtype=dt)
+        term = np.empty_like(acc)
+        for k, v in enumerate(vs[1:], 1):
+            np.equal(v, best, out=eq)
+            np.multiply(eq, dt(n - k), out=term)
+            np.maximum(acc, term, out=acc)
+        pos = np.subtract(dt(n), acc, out=acc)
     if (best.dtype.kind == "f" or best.dtype.name == "bfloat16") and np.isnan(best).any():
         for k, v in enumerate(vs):
             np.copyto(pos, k, where=np.isnan(v))
@@ -926,7 +937,7 @@ def _fractional(nd: int, input: Tensor, kernel_size, output_size, output_ratio,
         output_size = [int(input.shape[i - nd] * r[i]) for i in range(nd)]
     x = input
     if _random_samples is None:
-        from .creation import rand
+        from .random import rand
         if x.ndim < nd + 1:
             raise _dim_error(x, -nd - 1)
         n = 1 if x.ndim == nd + 1 else x.shape[0]
