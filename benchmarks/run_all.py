@@ -8,8 +8,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCHMARKS = ["bench_chain.py", "bench_mlp.py", "bench_long_chain.py", "bench_memory.py",
-              "bench_functional.py", "bench_cnn.py", "bench_transformer.py", "bench_norm_act.py",
-              "bench_training.py"]
+              "bench_functional.py", "bench_mixed.py", "bench_cnn.py", "bench_transformer.py",
+              "bench_norm_act.py", "bench_training.py"]
 
 
 def main() -> int:

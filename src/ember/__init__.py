@@ -36,6 +36,9 @@ from ._dtype import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._size import Size
 from ._printing import *  # noqa: F401,F403
@@ -46,6 +49,13 @@ from ._ops.creation import LEGACY as _LEGACY
 from . import accelerator, autograd, cuda, nn, optim  # noqa: F401
 from . import utils  # noqa: E402,F401  (torch.utils.data)
 from . import serialization  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
+from . import fft  # noqa: E402,F401  (torch.fft)
+from . import signal  # noqa: E402,F401  (torch.signal.windows)
+from . import special  # noqa: E402,F401  (torch.special)
+from . import masked  # noqa: E402,F401  (torch.masked reductions)
+from . import random  # noqa: E402,F401  (torch.random)
+from ._ops.random import default_generator  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from .autograd import Variable  # noqa: F401
 from .autograd.anomaly_mode import (  # noqa: F401
