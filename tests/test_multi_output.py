@@ -36,6 +36,32 @@ SAMPLES3 = np.random.default_rng(7).uniform(0.1, 0.9, (1, 2, 3))
 MODE = np.array([[1., 2., 2., 1., 3., 2.], [3., 3., 1., 1., 2., 3.], [4., 5., 6., 7., 8., 8.],
                  [0., 0., 0., 1., 1., 2.]])
 
+_R = np.random.default_rng(11)
+SQ = _R.standard_normal((4, 4)) * 0.5 + np.diag([3., 4., 5., 6.])     # well conditioned
+EIG = _R.standard_normal((4, 4)) * 0.5 + np.diag([1., 2., 3., 3.])
+EIG[2, 3], EIG[3, 2] = 1.5, -1.5                         # one complex pair, all eigvals distinct
+SPD = SQ @ SQ.T + np.eye(4)
+
+
+def _spd(M, x):
+    return x @ x.mT + M.eye(x.shape[0], dtype=x.dtype)
+
+
+def _eig(M, x):
+    vals, vecs = M.linalg.eig(x)
+    return vals.real, vals.imag, vecs.abs()
+
+
+def _eigh(M, x):
+    vals, vecs = M.linalg.eigh(x)
+    return vals, vecs.abs()
+
+
+def _svd(M, x):
+    u, s, vh = M.linalg.svd(x, full_matrices=False)
+    return u.abs(), s, vh.abs()
+
+
 # name -> (fn(M, *tensors), arrays). Each returns a tuple (or namedtuple) of outputs.
 CASES = {
     "split_int": (lambda M, x: x.split(2, 1), [A]),
@@ -66,6 +92,14 @@ CASES = {
     "nanmedian_dim": (lambda M, x: x.nanmedian(0, True), [A]),
     "mode": (lambda M, x: M.mode(x, 1), [MODE]),
     "cummax": (lambda M, x: M.cummax(x, 1), [A]),
+    "aminmax": (lambda M, x: M.aminmax(x, dim=1), [A]),
+    "aminmax_all": (lambda M, x: x.aminmax(), [A]),
+    "split_copy": (lambda M, x: M.split_copy(x, 4, 1), [A]),
+    "split_with_sizes_copy": (lambda M, x: M.split_with_sizes_copy(x, [1, 3], 0), [A]),
+    "unbind_copy": (lambda M, x: M.unbind_copy(x, 1), [B3]),
+    "unsafe_split": (lambda M, x: M.unsafe_split(x, 2, 1), [A]),
+    "unsafe_chunk": (lambda M, x: x.unsafe_chunk(3, 0), [A]),
+    "unsafe_split_with_sizes": (lambda M, x: M.unsafe_split_with_sizes(x, [2, 4], 1), [A]),
     "cummin": (lambda M, x: x.cummin(0), [A]),
     "meshgrid_ij": (lambda M, x, y: M.meshgrid(x, y, indexing="ij"), [V, W]),
     "meshgrid_xy": (lambda M, x, y: M.meshgrid(x, y, indexing="xy"), [V, W]),
@@ -93,11 +127,53 @@ CASES = {
     "fractional_max_pool3d": (lambda M, x: M.nn.functional.fractional_max_pool3d(
         x, 2, output_size=(2, 2, 3), return_indices=True,
         _random_samples=M.from_numpy(SAMPLES3.copy())), [VOL]),
+    # linalg: raw outputs where they are unique; where a decomposition is unique only up to
+    # signs/phases (eig, eigh, svd) the case returns every output made invariant to that choice
+    # (abs of the vectors, as PyTorch's OpInfos do), so the gradients are well-defined
+    "frexp": (lambda M, x: M.frexp(x), [A]),
+    "cholesky": (lambda M, x: (M.cholesky(_spd(M, x)),), [A]),
+    "cholesky_upper": (lambda M, x: (x.cholesky(upper=True),), [SPD]),
+    "linalg_cholesky_ex": (lambda M, x: M.linalg.cholesky_ex(_spd(M, x)), [A]),
+    "linalg_eig": (lambda M, x: _eig(M, x), [EIG]),
+    "linalg_eigh": (lambda M, x: _eigh(M, x + x.mT), [SQ]),
+    "linalg_svd": (lambda M, x: _svd(M, x), [A]),
+    "linalg_svd_tall": (lambda M, x: _svd(M, x.mT), [A]),
+    "linalg_qr": (lambda M, x: M.linalg.qr(x), [A.T.copy()]),
+    "linalg_qr_wide": (lambda M, x: M.linalg.qr(x), [SQ[:3]]),
+    "linalg_slogdet": (lambda M, x: M.linalg.slogdet(x), [SQ]),
+    "linalg_slogdet_neg": (lambda M, x: M.linalg.slogdet(-x[:3, :3]), [SQ]),
+    "linalg_inv_ex": (lambda M, x: M.linalg.inv_ex(x), [SQ]),
+    "linalg_solve_ex": (lambda M, x, y: M.linalg.solve_ex(x, y), [SQ, A]),
+    "linalg_solve_ex_left": (lambda M, x, y: M.linalg.solve_ex(x, y, left=False), [SQ, A.T.copy()]),
+    "triangular_solve": (lambda M, y, x: M.triangular_solve(y, x), [A, SQ]),
+    "triangular_solve_lower_t": (lambda M, y, x: y.triangular_solve(
+        x, upper=False, transpose=True), [A, SQ]),
+    "linalg_lstsq": (lambda M, x, y: M.linalg.lstsq(x, y, driver="gelsd"),
+                     [A.T.copy(), data((6, 2), 9)]),
+    "linalg_lu": (lambda M, x: M.linalg.lu(x), [SQ]),
+    "linalg_lu_wide": (lambda M, x: M.linalg.lu(x), [A]),
+    "linalg_lu_factor_ex": (lambda M, x: M.linalg.lu_factor_ex(x), [SQ]),
+    "lu_unpack": (lambda M, x: M.lu_unpack(*M.linalg.lu_factor(x)), [A.T.copy()]),
     # a multi-output op whose input is an intermediate, so its gradient flows on
     "split_of_product": (lambda M, x, y: (x * y).split(2, 1), [A, A[::-1].copy()]),
 }
 
 _SEEN_OPS: set = set()
+
+
+def _record(outs) -> None:
+    """Note every registered op in the graph behind ``outs`` (a case may post-process a
+    decomposition's outputs; it then uses each of them, so each gradient still matters)."""
+    stack = [getattr(o, "grad_fn", None) for o in outs]
+    done: set = set()
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in done:
+            continue
+        done.add(id(fn))
+        if getattr(fn, "op", None) is not None:
+            _SEEN_OPS.add(fn.op.name)
+        stack.extend(nxt for nxt, _ in fn.next_functions)
 
 
 def _run(name, M, ins):
@@ -124,10 +200,7 @@ def _grads_of(name, subset, create_graph):
     arrays = CASES[name][1]
     es, ts = _leaves(arrays)
     oe, ot = _run(name, ember, es), _run(name, torch, ts)
-    for o in oe:
-        fn = getattr(o, "grad_fn", None)
-        if fn is not None and getattr(fn, "op", None) is not None:
-            _SEEN_OPS.add(fn.op.name)
+    _record(oe)
     rng = np.random.default_rng(len(subset))
     cots = [_cot(rng, ot[k]) for k in subset]
     ge = ember.autograd.grad([oe[k] for k in subset], es, [c[0] for c in cots],
@@ -156,10 +229,38 @@ def _subsets(n_live: list) -> list:
     return subs
 
 
+NO_FORWARD_AD = {"cholesky", "cholesky_upper"}   # derivatives.yaml has no forward formula
+# PyTorch 2.13's tangent is wrong here (all of dA, untransposed, though the solve reads only A's
+# triangle, of A^T with transpose=True); ember's is the derivative: test_torch_wrong_tangent
+TORCH_WRONG_TANGENT = {n for n in CASES if n.startswith("triangular_solve")}
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_check_op(name):
     f, arrays = CASES[name]
-    check_op(lambda *x: f(ember, *x), lambda *x: f(torch, *x), *arrays)
+    check_op(lambda *x: f(ember, *x), lambda *x: f(torch, *x), *arrays,
+             fwd=name not in NO_FORWARD_AD | TORCH_WRONG_TANGENT)
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_WRONG_TANGENT))
+def test_torch_wrong_tangent(name):
+    f, arrays = CASES[name]
+    xs = [ember.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    assert ember.autograd.gradcheck(lambda *x: f(ember, *x), xs, check_forward_ad=True,
+                                    check_backward_ad=False, check_undefined_grad=False)
+
+
+@pytest.mark.parametrize("name", sorted(NO_FORWARD_AD))
+def test_forward_ad_refused(name):
+    f, arrays = CASES[name]
+
+    def go(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            xs = [fw.make_dual(M.from_numpy(a.copy()), M.from_numpy(np.ones_like(a)))
+                  for a in arrays]
+            f(M, *xs)
+    raises_same(lambda: go(ember), lambda: go(torch))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -248,10 +349,7 @@ def test_every_multi_output_op_is_covered():
     for name in CASES:     # record the op names (independent of test order)
         f, arrays = CASES[name]
         es, _ = _leaves(arrays)
-        for o in flat(f(ember, *es)):
-            fn = getattr(o, "grad_fn", None)
-            if fn is not None and getattr(fn, "op", None) is not None:
-                _SEEN_OPS.add(fn.op.name)
+        _record(flat(f(ember, *es)))
     internal = {"cdist_backward"}   # cdist's own backward (double backward: test_matrix)
     multi = {op.name for op in ALL_OPS if op.n_out > 1} - internal
     missing = sorted(multi - _SEEN_OPS)

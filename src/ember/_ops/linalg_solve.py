@@ -393,14 +393,17 @@ def _tri_old_vjp(ns, g, need, b, a, X, upper, transpose, unit):
 
 
 def _tri_old_jvp(ns, tangents, primals, outs, upper, transpose, unit):
-    # PyTorch's generic_solve_jvp: the whole tangent of A, not only its triangle, and dA @ X
-    # even when ``transpose`` (PyTorch does not transpose dA there; matched, not corrected)
+    # The solve reads only A's triangle (without the diagonal when ``unit``), and with
+    # ``transpose`` the system is A^T X = B: the tangent is -solve(tri(dA)^T X). PyTorch 2.13's
+    # generic_solve_jvp uses the whole dA, untransposed, which finite differences refute (README,
+    # "Where ember differs on purpose"); the cloned coefficient's tangent is dA itself.
     db, da = tangents
     a = primals[1]
     X = outs[0]
     rhs = db
     if da is not None:
-        t = ns.matmul(da, X)
+        dt = _tri_mask(ns, da, upper, unit)
+        t = ns.matmul(ns.swap(dt) if transpose else dt, X)
         rhs = -t if rhs is None else rhs - t
     dX = triangular_solve(rhs, a, upper, transpose, unit)[0]
     dM = None

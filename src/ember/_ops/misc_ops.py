@@ -837,7 +837,7 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
             buf[:flat.size] = flat
             new = buf[off:].reshape(size)
         self._data = new
-    self._vc.v += 1
+        self._vc.v += 1     # PyTorch returns early (no version bump) when the sizes are equal
     return self
 
 

@@ -51,17 +51,6 @@ DIAGONAL_SCATTER = _scatter_op("DiagonalScatterBackward0")
 AS_STRIDED_SCATTER = _scatter_op("AsStridedScatterBackward0")
 
 
-def _as_strided_scatter_vjp(ns, g, need, idx):
-    # PyTorch's as_strided_scatter_backward gives ``self`` the gradient *inside* the written
-    # region (and zero elsewhere), not outside it; mirrored so that gradients agree
-    region = ns.take_flat(g, idx)
-    return (ns.put_flat(ns.zeros_of(g, g.shape), idx, region) if need[0] else None,
-            region if need[1] else None)
-
-
-AS_STRIDED_SCATTER.vjp = _as_strided_scatter_vjp
-
-
 def _positions(shape) -> np.ndarray:
     return np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
 
