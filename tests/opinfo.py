@@ -44,7 +44,7 @@ def to_ember(x, leaves: dict):
             e.requires_grad_()
         leaves[id(x)] = e
         return e
-    if isinstance(x, torch.dtype):
+    if isinstance(x, (torch.dtype, torch.memory_format)):
         return getattr(ember, str(x).split(".")[-1])
     if isinstance(x, tuple):
         return tuple(to_ember(i, leaves) for i in x)
@@ -89,6 +89,7 @@ def _diff_outputs(outs) -> list:
 _CALLS = {
     # OpInfo entries whose ``op`` takes its arguments in another order than the function
     "where": lambda x, condition, other: ember.where(condition, x, other),
+    "polygamma": lambda x, n, **kw: ember.polygamma(n, x, **kw),
 }
 
 

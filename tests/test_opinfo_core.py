@@ -28,10 +28,7 @@ LEFT_OUT = {
     "matmul": "an empty inner dimension with batch broadcasting fails",
     "split": "split with a list of sizes given positionally in a tuple sample",
     "einsum": "sublist-format equations are not parsed",
-    "polygamma": "tensor-valued order samples",
-    "gather": "an empty float index sample",
-    "index_fill": "repeated indices: the value's gradient counts them twice",
-    "take_along_dim": "negative indices",
+    "gather": "an empty index of another rank than the input (PyTorch returns an empty result)",
     "logcumsumexp": "a less exact summation (1e-6 relative)",
     **dict.fromkeys(["svd_lowrank", "pca_lowrank"], "random projections: the bases' signs "
                     "differ; compared after output processing in test_opinfo_linalg"),
@@ -39,7 +36,15 @@ LEFT_OUT = {
                         "its own JVP formula by 4e-5 on one sample",
     "cov": "float32 aweights: forward-AD tangents differ in float32 rounding (1e-7)",
     "resize_as_": "OpInfo's op resizes a clone (test_misc_ops checks resize_/resize_as_)",
+    "as_strided_scatter": "PyTorch 2.13's gradient for self is the written region's, not the "
+                          "rest's "
+                          "(ember's is the derivative: tests/test_misc_ops.py gradchecks it)",
 }
+
+# PyTorch 2.13's forward-mode tangent is wrong for these (finite differences refute it); ember's
+# is the derivative, checked by gradcheck in tests/test_multi_output.py
+TORCH_WRONG_TANGENT = {"triangular_solve": "the tangent uses all of dA, untransposed, though "
+                                           "the solve reads A's triangle (of A^T)"}
 
 
 def _entries():
@@ -67,7 +72,8 @@ def test_opinfo(info):
         if sample.kwargs.get("memory_format") not in (None, torch.preserve_format):
             continue   # memory formats other than strided are not honoured yet (issue 7)
         try:
-            check_sample(info, sample, fe)
+            check_sample(info, sample, fe,   # where PyTorch's tangent is wrong: values, gradients
+                         parts="fb" if info.name in TORCH_WRONG_TANGENT else "fbj")
         except AssertionError as ex:
             raise AssertionError(f"sample {i}: {sample}\n{ex}") from None
 
