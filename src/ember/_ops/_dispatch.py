@@ -20,7 +20,7 @@ from .._tensor import (
 )
 from ..autograd.forward_ad import fw_of, write_tangent
 from ..autograd.grad_mode import STATE
-from ._registry import Op, apply, make_node, wrap_one, wrap_outputs
+from ._registry import NP, Op, apply, make_node, wrap_one, wrap_outputs, wrap_two
 from ._uint import SHELL_NP, UINT_GATED
 from ._uint import check as uint_check
 
@@ -73,13 +73,105 @@ def promoted(a, b, int_to_float: bool = False):
     return da, db, npt
 
 
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+HALF_NP = (np.dtype(np.float16), D.bfloat16.np)
+# ops whose CPU kernel reads a scalar second operand (a Python number or any 0-dim tensor) at
+# float32 ("opmath") precision for half types, instead of rounding it to the half type first
+# (PyTorch's mul and div kernels; add and sub round it)
+_SCALAR_OPMATH = frozenset({"mul", "div"})
+
+
+_CPU: dict = {}
+
+
+def cpu_lanes() -> tuple:
+    """(half-type lanes in one of PyTorch's CPU vectors, intra-op threads), as PyTorch picks them
+    on this machine: 32 lanes with AVX512 (avx512f/bw/vl/dq), else 16; one thread per usable
+    core. Some half kernels round differently in their vectorised body and their scalar tail,
+    and where the tail falls depends on both."""
+    if not _CPU:
+        import os
+        try:
+            with open("/proc/cpuinfo") as f:
+                flags = next((ln for ln in f if ln.startswith("flags")), "").split()
+        except OSError:
+            flags = []
+        cap = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+        avx512 = all(f in flags for f in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
+        _CPU["lanes"] = 32 if avx512 and cap not in ("avx2", "default") else 16
+        try:
+            _CPU["threads"] = max(1, len(os.sched_getaffinity(0)))
+        except (AttributeError, OSError):
+            _CPU["threads"] = max(1, os.cpu_count() or 1)
+    return _CPU["lanes"], _CPU["threads"]
+
+
+def half_scalar(op: Op, b, da, npt, params: tuple):
+    """``op`` on half array ``da`` and scalar ``b`` as PyTorch's kernel computes it: in float32
+    with the scalar's float32 value, rounded once; None where that does not apply."""
+    if op.name not in _SCALAR_OPMATH or npt not in HALF_NP:
+        return None
+    if isinstance(b, Tensor):
+        if b._data.ndim or type(b._data) is not np.ndarray:
+            return None
+        b = b._data
+    elif not isinstance(b, (int, float)):
+        return None
+    with np.errstate(over="ignore"):
+        s = np.float32(b)
+    return op.fwd(np.asarray(da).astype(np.float32), s, *params).astype(npt)
+
+
+def fused_vjp(vjp, half: tuple = HALF_NP, upcast: bool = True):
+    """A VJP (or elementwise JVP) as one of PyTorch's fused backward kernels computes it for
+    half types: gradient and saved arrays in float32, each result rounded once to the
+    gradient's half type. Other dtypes, and the differentiable (ember) namespace, run
+    ``vjp`` as written. ``half``: the half types the kernel fuses (some of PyTorch's kernels
+    compute float16 op by op, each step rounded, and only bfloat16 in float32). ``upcast=False``:
+    a kernel that selects rather than computes (threshold_backward); it runs on the half arrays
+    and only the forward-mode route changes."""
+    def f(ns, g, need, *saved):
+        if ns is not NP and isinstance(g, Tensor) and type(g._data) is np.ndarray \
+                and g._data.dtype in half and not any(
+                isinstance(t, Tensor) and t.requires_grad for t in (g,) + saved):
+            # a forward-mode tangent (or a backward without create_graph's graph to record):
+            # the kernel on the arrays, as PyTorch runs its fused kernel for the JVP too
+            res = f(NP, g._data, need, *(t._data if isinstance(t, Tensor) else t
+                                         for t in saved))
+            return tuple(None if r is None else _make(r, Version(), False, None) for r in res)
+        if type(g) is not np.ndarray or g.dtype.itemsize != 2 or g.dtype not in half \
+                or ns is not NP or not upcast:
+            return vjp(ns, g, need, *saved)
+        dt = g.dtype
+        up = [s.astype(np.float32) if type(s) is np.ndarray and s.dtype in HALF_NP else s
+              for s in saved]
+        res = vjp(ns, g.astype(np.float32), need, *up)
+        return tuple(None if r is None else np.asarray(r).astype(dt) for r in res)
+    f.__name__ = getattr(vjp, "__name__", "vjp")
+    return f
+
+
 def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     """Call a two-operand op with PyTorch's type promotion."""
     tb = type(b)
-    if tb is float and isinstance(a, Tensor) and a._data.dtype.kind == "f" \
-            and type(a._data) is np.ndarray:
+    if tb is float and isinstance(a, Tensor) and type(a._data) is np.ndarray and (
+            (dt := a._data.dtype) is _F32 or dt is _F64):
         # the common case: float tensor (or nn.Parameter) with a Python float
         return wrap_one(op, a, params, op.fwd(a._data, b, *params), b)
+    if isinstance(b, Tensor) and isinstance(a, Tensor):
+        da = a._data
+        db = b._data
+        if type(da) is np.ndarray and type(db) is np.ndarray and (
+                (dt := da.dtype) is _F32 or dt is _F64) and db.dtype is dt \
+                and da.shape == db.shape:
+            # two float tensors of one dtype and shape: no promotion, no broadcast
+            out = op.fwd(da, db, *params)
+            if type(out) is np.ndarray and out.ndim > 1 and not (
+                    out.flags.c_contiguous and da.flags.c_contiguous and db.flags.c_contiguous
+                    and out.shape == da.shape):
+                out = iter_layout(out, (da, db))
+            return wrap_two(op, a, b, params, out)
     if tb is not Tensor and not isinstance(b, Tensor):
         b = to_operand(b)
     if not isinstance(a, Tensor):
@@ -87,11 +179,19 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     da, db, npt = promoted(a, b, int_to_float)
     if op.name in UINT_GATED and npt in SHELL_NP:
         uint_check(op.name, npt)
-    try:
-        out = op.fwd(da, db, *params)
-    except ValueError:
-        check_broadcast(np.shape(da), np.shape(db))
-        raise
+    out = None
+    if npt in HALF_NP:
+        out = half_scalar(op, b, da, npt, params)
+        if out is None and isinstance(a, (int, float)):
+            # ``2.5 * t`` is PyTorch's ``t.mul(2.5)``: the Python number reaches the kernel as
+            # its scalar operand (a 0-dim tensor first stays first, and is rounded)
+            out = half_scalar(op, a, db, npt, params)
+    if out is None:
+        try:
+            out = op.fwd(da, db, *params)
+        except ValueError:
+            check_broadcast(np.shape(da), np.shape(db))
+            raise
     if type(out) is np.ndarray and out.ndim > 1:
         # the operands' strides before promotion (a cast copy of an expand has lost its zeros)
         xa = a._data if isinstance(a, Tensor) else a
@@ -112,26 +212,43 @@ def iter_layout(out: np.ndarray, arrays) -> np.ndarray:
     """``out`` laid out as PyTorch's TensorIterator lays out an elementwise result: dims ordered
     by the first operand whose strides decide (NumPy's ufuncs fall back to row-major when
     operands disagree, e.g. a transposed tensor plus a contiguous one)."""
-    from .indexing import _iter_perm
     shape = out.shape
+    arrays = [x for x in arrays if type(x) is np.ndarray and x.ndim]
+    # the layout depends on the shapes and strides only: remembered, as small broadcasting
+    # ops spent most of their time here
+    key = (shape, out.itemsize) + tuple((x.shape, x.strides, x.itemsize) for x in arrays)
+    hit = _LAYOUTS.get(key)
+    if hit is None:
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        hit = _LAYOUTS[key] = _iter_strides(shape, out.itemsize, arrays)
+    strides, nxt = hit
+    if all(n <= 1 or st == s for st, s, n in zip(strides, out.strides, shape)):
+        return out
+    r = np.lib.stride_tricks.as_strided(np.empty(max(nxt, 1), out.dtype), shape, tuple(strides))
+    r[...] = out
+    return r
+
+
+_LAYOUTS: dict = {}
+
+
+def _iter_strides(shape, itemsize: int, arrays) -> tuple:
+    """(byte strides, element count) of TensorIterator's layout for ``arrays`` (ndarrays of at
+    least one dim) broadcast to ``shape``."""
+    from .indexing import _iter_perm
     nd = len(shape)
     operands = []
     for x in arrays:
-        if type(x) is not np.ndarray or not x.ndim:
-            continue
         off = nd - x.ndim
         operands.append([0] * off + [0 if n == 1 and shape[off + i] != 1 else st // x.itemsize
                                      for i, (n, st) in enumerate(zip(x.shape, x.strides))])
     strides = [0] * nd
     nxt = 1
     for d in _iter_perm(shape, operands):
-        strides[d] = nxt * out.itemsize
+        strides[d] = nxt * itemsize
         nxt *= shape[d]
-    if all(n <= 1 or st == s for st, s, n in zip(strides, out.strides, shape)):
-        return out
-    r = np.lib.stride_tricks.as_strided(np.empty(max(nxt, 1), out.dtype), shape, tuple(strides))
-    r[...] = out
-    return r
+    return tuple(strides), nxt
 
 
 def check_broadcast(*shapes) -> None:
@@ -192,7 +309,7 @@ def _check_inplace_autograd(self: Tensor, others: tuple) -> None:
             return
         if self._cm:
             raise view_rebase_error(self, direct=True)
-        if base._rg and base._fn is None:
+        if rg and base._fn is None:   # PyTorch: view requires grad and its base is a leaf
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation.")
@@ -294,7 +411,10 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
         uint_check(op.name, self._data.dtype)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
-        if seq:
+        hs = half_scalar(op, others[0], da, rt, params) if rt in HALF_NP and not seq else None
+        if hs is not None:
+            out = hs
+        elif seq:
             out = _sequential(op, self._data, da.dtype, db, params).astype(rt)
         else:
             if op.ufunc is not None and _direct_ok(op, self, others[0], params, da, rt):

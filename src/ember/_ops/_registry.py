@@ -288,16 +288,62 @@ def wrap_outputs(op: Op, inputs, params, out):
 def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
     """``wrap_outputs`` for the commonest calls: one tensor input (and maybe a Python number
     as second operand), one plain output, no tangent. Anything else goes the general way."""
-    inputs = (x,) if scalar is None else (x, scalar)
-    if op.n_out != 1 or op.is_view or STATE.fw_level >= 0 or not isinstance(out, np.ndarray):
-        return wrap_outputs(op, inputs, params, out)
-    r = _make(out, Version(), False, None)
     st = STATE
+    if not isinstance(out, np.ndarray):
+        if not isinstance(out, np.generic):
+            return wrap_outputs(op, (x,) if scalar is None else (x, scalar), params, out)
+        out = np.asarray(out)   # a ufunc's result on 0-dim arrays is a NumPy scalar
+    if op.n_out != 1 or op.is_view or st.fw_level >= 0:
+        return wrap_outputs(op, (x,) if scalar is None else (x, scalar), params, out)
+    r = _new(Tensor)   # (_make inlined: this is the commonest op's path)
+    r._data = out
+    r._vc = Version()
+    r._rg = False
+    r._fn = None
+    r._onr = 0
+    r._base = None
+    r._grad = None
+    r._acc = None
+    r._fw = None
+    r._x = None
     if st.grad:
-        if (x._rg if x._base is None else _refresh_view(x)) and (
-                x._x is None or not x._x.inference or not _skips_autograd(op, inputs)):
-            e = _edge_of(x)
-            r._fn = make_node(op, inputs, params, (r,), (e,) if scalar is None else (e, NO_EDGE))
+        if x._rg if x._base is None else _refresh_view(x):
+            inputs = (x,) if scalar is None else (x, scalar)
+            if x._x is None or not x._x.inference or not _skips_autograd(op, inputs):
+                e = _edge_of(x)
+                r._fn = make_node(op, inputs, params, (r,),
+                                  (e,) if scalar is None else (e, NO_EDGE))
+                r._rg = True
+    elif st.inference:
+        r._extra().inference = True
+    return r
+
+
+def wrap_two(op: Op, a: Tensor, b: Tensor, params, out):
+    """``wrap_outputs`` for two plain tensors (no extra parts: no inference flag) and one plain
+    output, no tangent: the binary ops' same-dtype, same-shape fast path. Anything else goes
+    the general way."""
+    st = STATE
+    if (st.fw_level >= 0 or a._x is not None or b._x is not None or op.n_out != 1
+            or op.is_view or type(out) is not np.ndarray):
+        return wrap_outputs(op, (a, b), params, out)
+    r = _new(Tensor)
+    r._data = out
+    r._vc = Version()
+    r._rg = False
+    r._fn = None
+    r._onr = 0
+    r._base = None
+    r._grad = None
+    r._acc = None
+    r._fw = None
+    r._x = None
+    if st.grad:
+        ra = a._rg if a._base is None else _refresh_view(a)
+        rb = b._rg if b._base is None else _refresh_view(b)
+        if ra or rb:
+            r._fn = make_node(op, (a, b), params, (r,),
+                              (_edge_of(a) if ra else NO_EDGE, _edge_of(b) if rb else NO_EDGE))
             r._rg = True
     elif st.inference:
         r._extra().inference = True

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ._registry import Op, apply, method
+from ._dispatch import HALF_NP, cpu_lanes
+from ._registry import NP, Op, apply, method
 from .reduction import _type_name
 
 __all__ = ["log_softmax", "softmax"]
@@ -19,19 +20,96 @@ def _shifted(x, dims):
     return x - np.where(np.isinf(m), 0, m).astype(x.dtype)
 
 
+def _half(x) -> bool:
+    return type(x) is np.ndarray and x.dtype in HALF_NP
+
+
+_MAXR = np.maximum.reduce
+_ADDR = np.add.reduce
+
+
 def _softmax_fwd(x, dims):
+    if _half(x):
+        # PyTorch's kernels for half types: float32 throughout; over the last dim the
+        # exponentials are scaled by 1 / sum, over another dim they are first stored in the
+        # half-typed output and then divided by the float32 sum
+        e = np.exp(_shifted(x.astype(np.float32), dims))
+        s = np.sum(e, axis=dims, keepdims=True)
+        if dims is None or dims[0] == x.ndim - 1:
+            return (e * (np.float32(1) / s)).astype(x.dtype)
+        rounded = e.astype(x.dtype).astype(np.float32)
+        vec = _vectorised(x.shape, dims[0])
+        return np.where(vec, e, rounded).__truediv__(s).astype(x.dtype)
+    if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+        # the arithmetic below through the ufuncs' reduce (np.max and np.sum are Python
+        # wrappers around it); a row whose maximum is infinite (or NaN) goes the general way
+        m = _MAXR(x, dims, None, None, True, -np.inf)
+        if -np.inf < _ADDR(m, None) < np.inf:
+            e = np.exp(x - m)
+            return np.divide(e, _ADDR(e, dims, None, None, True), out=e)
     e = np.exp(_shifted(x, dims))
     return e / np.sum(e, axis=dims, keepdims=True)
 
 
+def _vectorised(shape, dim: int) -> np.ndarray:
+    """Which (outer, inner) positions PyTorch's half softmax over a non-last dim computes in its
+    vectorised body (exponentials kept in float32) rather than its scalar tail (exponentials
+    stored in the half-typed output first): runs of ``lanes`` positions inside one thread's
+    share of ``outer * inner`` that do not cross the end of an inner row. Shaped to broadcast
+    against the input."""
+    lanes, threads = cpu_lanes()
+    outer = int(np.prod(shape[:dim], dtype=np.int64))
+    inner = int(np.prod(shape[dim + 1:], dtype=np.int64))
+    total = outer * inner
+    mask = np.zeros(total, bool)
+    chunk = -(-total // threads) if total else 0
+    for b in range(0, total, max(chunk, 1)):
+        e = min(total, b + chunk)
+        i = b
+        while i < e:
+            j = i % inner
+            if j + lanes <= inner and i + lanes <= e:
+                mask[i:i + lanes] = True
+                i += lanes
+            else:
+                i += (e - i) if i + lanes > e else (inner - j)
+    return mask.reshape(shape[:dim] + (1,) + shape[dim + 1:])
+
+
+def _last(x, dims) -> bool:
+    """Whether PyTorch runs its last-dim kernel (``dim == ndim - 1``, or a 0-dim input)."""
+    return dims is None or dims[0] == x.ndim - 1
+
+
 def _log_softmax_fwd(x, dims):
+    if _half(x):
+        h = x.dtype
+        if not _last(x, dims):   # float32 throughout, one rounding
+            return _log_softmax_fwd(x.astype(np.float32), dims).astype(h)
+        # the last-dim kernel keeps the sum, then its log, in half-typed buffers
+        d = _shifted(x.astype(np.float32), dims)
+        s = np.sum(np.exp(d), axis=dims, keepdims=True).astype(h).astype(np.float32)
+        with np.errstate(divide="ignore"):
+            ls = np.log(s).astype(h).astype(np.float32)
+        return (d - ls).astype(h)
     s = _shifted(x, dims)
     with np.errstate(divide="ignore"):
         return s - np.log(np.sum(np.exp(s), axis=dims, keepdims=True))
 
 
 def _softmax_vjp(ns, g, need, y, dims):
+    if ns is NP and _half(g):
+        return (_half_bwd(g, y, dims, False),)
     return (y * (g - ns.sum_dims(g * y, dims, True)),)
+
+
+def _half_bwd(g, y, dims, log: bool):
+    """softmax / log_softmax backward of half arrays as PyTorch's kernels compute it: float32
+    arithmetic (sums included), rounded once."""
+    h = g.dtype
+    g32, y32 = g.astype(np.float32), y.astype(np.float32)
+    s = np.sum(g32 if log else g32 * y32, axis=dims, keepdims=True)
+    return (g32 - np.exp(y32) * s if log else (g32 - s) * y32).astype(h)
 
 
 def _softmax_jvp(ns, tangents, primals, outs, dims):
@@ -40,6 +118,8 @@ def _softmax_jvp(ns, tangents, primals, outs, dims):
 
 
 def _log_softmax_vjp(ns, g, need, y, dims):
+    if ns is NP and _half(g):
+        return (_half_bwd(g, y, dims, True),)
     return (g - ns.exp(y) * ns.sum_dims(g, dims, True),)
 
 

@@ -4,74 +4,71 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .. import _scalar as S
 from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
-from ._dispatch import _dense, check_inplace, check_overlap, commit, records, to_operand
+from ._dispatch import check_inplace, check_overlap, commit, records, to_operand
 from ._registry import Op, apply, method, ns_fn
 
 __all__ = ["clone", "to", "view_dtype"]
 
 
-def _dense_perm(shape, strides) -> list:
-    """PyTorch's ``infer_dense_strides`` order (innermost dim first): an insertion sort by
-    stride in which a 0 stride compares as ambiguous, so broadcast dims stay where they are."""
-    perm = list(range(len(shape)))[::-1]
-    for i in range(1, len(perm)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            a, b = perm[d0], perm[d1]
-            sa, sb = strides[a], strides[b]
-            if sa == 0 or sb == 0:
-                continue
-            if sa > sb or (sa == sb and shape[a] > shape[b]):
-                perm[d0], perm[d1] = b, a
-                d1 = d0
-            elif sa < sb:
-                break
-    return perm
-
-
-def _clone_fwd(x, keep_layout):
+def _clone_fwd(x, mf):
     if type(x) is _BA:      # a batched forward-mode tangent
         return x.copy()
-    if not keep_layout:
-        return np.array(x, copy=True, order="C")
-    if type(x) is not np.ndarray or _dense(x):
+    if type(x) is not np.ndarray:
         return np.array(x, copy=True, order="K")
-    # preserve_format on a tensor that is not dense (an expand, a strided slice) lays the copy
-    # out as PyTorch's empty_like does, not as NumPy's order="K" (which puts 0 strides inside)
-    outer = _dense_perm(x.shape, x.strides)[::-1]
-    buf = np.empty([x.shape[d] for d in outer], x.dtype)
-    out = buf.transpose(np.argsort(outer))
-    out[...] = x
-    return out
+    if mf is None and x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape):
+        return x.copy()
+    # PyTorch's empty_like rules: preserve_format keeps a dense input's strides and lays out
+    # any other in its stride order; an explicit format gives that format's strides
+    return _L.copy_like(x, mf)
 
 
-CLONE = Op("clone", _clone_fwd, lambda ns, g, need, keep: (g,), linear=True)
-CONTIG = Op("contiguous", lambda x, keep: x.copy() if type(x) is _BA else np.ascontiguousarray(x),
-            lambda ns, g, need, keep: (g,), linear=True, node="CloneBackward0")
+CLONE = Op("clone", _clone_fwd, lambda ns, g, need, mf: (g,), linear=True)
+CONTIG = Op("contiguous",
+            lambda x, mf: x.copy() if type(x) is _BA else _L.contiguous_np(np.ascontiguousarray(x)),
+            lambda ns, g, need, mf: (g,), linear=True, node="CloneBackward0")
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """``torch.clone``: a copy that stays in the graph; keeps dense strides like PyTorch."""
-    return apply(CLONE, (input,), (memory_format is None,))
+    """``torch.clone``: a copy that stays in the graph, laid out as PyTorch's (``preserve_format``
+    by default: a dense input's strides are kept)."""
+    mf = _L.check_format(memory_format, "clone")
+    if mf is _L.preserve_format:
+        mf = None
+    elif mf is not None:
+        _L.format_strides(input.shape, mf)     # PyTorch's rank check before any copy
+    return apply(CLONE, (input,), (mf,))
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
-    """``Tensor.contiguous``: ``self`` when already row-major, else a row-major copy."""
-    if self.is_contiguous():
+    """``Tensor.contiguous``: ``self`` when already laid out in ``memory_format`` (row-major
+    by default), else a copy in that layout."""
+    mf = _L.check_format(memory_format)
+    if mf is None or mf is _L.contiguous_format or mf is _L.preserve_format:
+        if self.is_contiguous():
+            return self
+        if mf is _L.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+        return apply(CONTIG, (self,), (None,))
+    if self.is_contiguous(memory_format=mf):
         return self
-    return apply(CONTIG, (self,), (False,))
+    _L.format_strides(self.shape, mf)
+    return apply(CLONE, (self,), (mf,))
 
 
-def _cast_fwd(x, npd):
+def _cast_fwd(x, npd, mf=None):
+    if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
+                                  or (x.ndim > 1 and 1 in x.shape)):
+        return _L.copy_like(x, mf, npd)     # PyTorch's _to_copy layout, not NumPy's order="K"
     return x.astype(npd)
 
 
-def _cast_vjp(ns, g, need, npd):
+def _cast_vjp(ns, g, need, npd, mf=None):
     return (g,)
 
 
@@ -92,7 +89,11 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)   # a CPU copy is always synchronous
-    kwargs.pop("memory_format", None)
+    mf = kwargs.pop("memory_format", None)
+    if mf is not None:
+        mf = _L.check_format(mf, "to")
+        if mf is _L.preserve_format:
+            mf = None
     flags = []
     for a in args:
         if isinstance(a, D.dtype):
@@ -117,16 +118,24 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
         if self._rg and not (dtype.is_floating_point or dtype.is_complex):
             from ..autograd.grad_mode import no_grad
             with no_grad():  # integer and bool results are not differentiable
-                return apply(TO_COPY, (self,), (dtype.np,))
-        out = apply(TO_COPY, (self,), (dtype.np,))
-    elif copy and out is self:
-        out = apply(TO_COPY, (self,), (self._data.dtype,))
+                return apply(TO_COPY, (self,), (dtype.np,) if mf is None else (dtype.np, mf))
+        out = apply(TO_COPY, (self,), (dtype.np,) if mf is None else (dtype.np, mf))
+    elif out is self and (copy or mf is not None and mf is not _suggest(self)):
+        # PyTorch aliases when the suggested memory format already is the one asked for
+        if mf is not None:
+            _L.format_strides(self.shape, mf)
+        out = apply(TO_COPY, (self,), (self._data.dtype,) if mf is None else
+                    (self._data.dtype, mf))
     return out
+
+
+def _suggest(t: Tensor):
+    return _L.suggest_format(t.shape, t.stride())
 
 
 def _type_method(dt: D.dtype):
     def f(self, memory_format=None):
-        return to(self, dt)
+        return to(self, dt) if memory_format is None else to(self, dt, memory_format=memory_format)
     f.__doc__ = f"``Tensor.{dt.name}()``: a copy as {dt} (``self`` when already {dt})."
     return f
 
@@ -217,7 +226,22 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     inputs = (self, src)
     # PyTorch's copy_ kernel returns at once for x.copy_(x) (even an expanded x); autograd
     # and the version counter still see the op
-    return commit(COPY, self, inputs, (), out, diff and records(inputs), write=src is not self)
+    return commit(COPY, self, inputs, (), out, diff and records(inputs),
+                  write=not _same_data(self, src))
+
+
+def _same_data(a: Tensor, b) -> bool:
+    """PyTorch's copy_ early exit: ``b`` views exactly ``a``'s elements (same memory, sizes,
+    strides, dtype and conj/neg bits), e.g. ``x[:] = x`` on an expanded ``x``."""
+    if b is a:
+        return True
+    if not isinstance(b, Tensor) or a.is_meta or b.is_meta:
+        return False
+    from .._tensor import lazy_bits, raw_data
+    x, y = raw_data(a), raw_data(b)
+    return (x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
+            and x.shape == y.shape and x.strides == y.strides and x.dtype == y.dtype
+            and lazy_bits(a) == lazy_bits(b))
 
 
 def _last(a, b):

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .. import _scalar as S
 from .._device import as_device
 from .._meta import MetaArray, meta_like
@@ -354,11 +355,30 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     """``torch.empty`` (zero-filled here, so results are reproducible)."""
     if out is not None:
         return _empty_out(out, size)
+    mf = _L.check_format(memory_format, "empty")
+    if mf is not None and mf is not _L.contiguous_format:
+        if mf is _L.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        shape = _size(size, "empty")
+        return empty_strided(shape, _L.format_strides(shape, mf), dtype=dtype, device=device,
+                             requires_grad=requires_grad)
     return _filled(size, None, dtype, device, requires_grad, np.zeros, "empty")
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return _filled((tuple(size),), None, dtype, device, requires_grad, np.zeros)
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
+    """``torch.empty_strided``: exactly these strides over a buffer of PyTorch's size
+    (zero-filled here, so results are reproducible)."""
+    shape, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(shape) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
+                           f"{list(shape)}")
+    dt = _dt(dtype)
+    if as_device(device).type == "meta":
+        return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
+    return _new_tensor(_L.empty_np(shape, stride, dt.np), device, requires_grad)
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -392,6 +412,16 @@ def _like(t: Tensor, dtype, device, requires_grad, fill, memory_format=None) -> 
     if as_device(dev).type == "meta":
         return _new_tensor(meta_like(t._data.shape, dt.np), dev, requires_grad)
     d = t._data
+    mf = memory_format
+    if mf is not None:
+        _L.check_format(mf, "empty_like")
+    if type(d) is np.ndarray and (mf is not None or not d.flags.c_contiguous
+                                  or (d.ndim > 1 and 1 in d.shape)):
+        # PyTorch's empty_like layout (NumPy's *_like would follow order="K")
+        a = _L.empty_np(d.shape, _L.like_strides(d.shape, t.stride(), mf), dt.np)
+        if fill is not None:
+            a.fill(fill)
+        return _new_tensor(a, dev, requires_grad)
     if fill is None:
         a = np.zeros_like(d, dtype=dt.np) if not isinstance(d, MetaArray) \
             else np.zeros(d.shape, dt.np)
@@ -403,19 +433,19 @@ def _like(t: Tensor, dtype, device, requires_grad, fill, memory_format=None) -> 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     """``torch.zeros_like``."""
-    return _like(input, dtype, device, requires_grad, None)
+    return _like(input, dtype, device, requires_grad, None, memory_format)
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     """``torch.ones_like``."""
-    return _like(input, dtype, device, requires_grad, 1)
+    return _like(input, dtype, device, requires_grad, 1, memory_format)
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     """``torch.empty_like`` (zero-filled)."""
-    return _like(input, dtype, device, requires_grad, None)
+    return _like(input, dtype, device, requires_grad, None, memory_format)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
@@ -424,7 +454,7 @@ def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _like(input, dtype, device, requires_grad,
-                 S.to_dtype(fill_value, dtype or input.dtype, input._data.size == 1))
+                 S.to_dtype(fill_value, dtype or input.dtype, input._data.size == 1), memory_format)
 
 
 def _no_kernel(kernel: str, dtype, *missing) -> None:

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor, _wrap_dim
 from ._out import with_out
 from ._registry import Op, apply, method, ns_fn
@@ -37,7 +38,7 @@ def _cat_fwd(*args):
     parts = [a if a.dtype == npd else a.astype(npd) for a, s in zip(arrs, skip) if not s]
     if not parts:
         return np.empty((0,), npd)
-    return np.concatenate(parts, axis=dim)
+    return _L.concat(parts, dim)   # PyTorch's output layout, not NumPy's
 
 
 def _cat_vjp(ns, g, need, dim, bounds, skip, npd):
@@ -127,7 +128,7 @@ concat = concatenate = cat
 
 def _stack_fwd(*args):
     *arrs, dim, npd = args
-    return np.stack([a if a.dtype == npd else a.astype(npd) for a in arrs], axis=dim)
+    return _L.stack([a if a.dtype == npd else a.astype(npd) for a in arrs], dim)
 
 
 def _stack_vjp(ns, g, need, dim, npd):

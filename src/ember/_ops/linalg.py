@@ -17,7 +17,7 @@ from .. import _dtype as D
 from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _scalar_name, _view_of
 from ..autograd.grad_mode import STATE
-from ._dispatch import _type_name
+from ._dispatch import HALF_NP, _type_name
 from ._out import with_out
 from ._registry import Op, _edge_rec, apply, method, ns_fn
 
@@ -61,7 +61,14 @@ def _blas(x):
 
 
 def _np_matmul(a, b):
+    if a.dtype in HALF_NP and type(a) is np.ndarray and type(b) is np.ndarray:
+        return _half_matmul(a, b)
     return np.matmul(_blas(a), _blas(b))
+
+
+def _half_matmul(a, b):
+    """PyTorch's CPU GEMM for half types: products accumulated in float32, rounded once."""
+    return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
 
 
 ns_fn("matmul", _np_matmul, lambda a, b: matmul(a, b))
@@ -74,6 +81,10 @@ _PATHS: dict = {}
 def _np_einsum(eq, *ops):
     """``np.einsum`` with a contraction path (BLAS where it helps), cached per equation and
     shapes."""
+    h = next((o.dtype for o in ops if o.dtype in HALF_NP), None)
+    if h is not None and all(type(o) is np.ndarray for o in ops):
+        # float32 accumulation, one rounding (as PyTorch's bmm for half types)
+        return np.asarray(_np_einsum(eq, *(o.astype(np.float32) for o in ops))).astype(h)
     if len(ops) < 2:
         return np.einsum(eq, *ops)
     key = (eq,) + tuple(o.shape for o in ops)
@@ -603,6 +614,12 @@ ger = outer
 # ---- addmm / addmv / baddbmm ---------------------------------------------------------------
 
 def _add_prod_fwd(x, m1, m2, beta, alpha):
+    if m1.dtype in HALF_NP and all(type(a) is np.ndarray for a in (m1, m2)):
+        # half types: beta * x + alpha * (m1 @ m2) in float32, rounded once (PyTorch's GEMM)
+        h = m1.dtype
+        r = _add_prod_fwd(np.asarray(x).astype(np.float32), m1.astype(np.float32),
+                          m2.astype(np.float32), beta, alpha)
+        return np.asarray(r).astype(h)
     p = _np_matmul(m1, m2)
     if alpha != 1:
         p = p * alpha
@@ -613,6 +630,19 @@ def _add_prod_fwd(x, m1, m2, beta, alpha):
 
 def _add_prod_vjp(ns, g, need, m1, m2, beta, alpha):
     gx = g1 = g2 = None
+    if type(g) is np.ndarray and g.dtype in HALF_NP and (beta != 1 or alpha != 1):
+        # half types: PyTorch scales grad by beta, and grad @ other by alpha, each in float32
+        # with one rounding (mm first, then the scalar)
+        g32 = g.astype(np.float32)
+        if need[0]:
+            gx = (g32 * np.float32(beta)).astype(g.dtype)
+        if need[1] or need[2]:
+            g1, g2 = _matmul_vjp(ns, g, (need[1], need[2]), m1, m2)
+            if alpha != 1:
+                g1, g2 = ((None if r is None else
+                           (r.astype(np.float32) * np.float32(alpha)).astype(g.dtype))
+                          for r in (g1, g2))
+        return gx, g1, g2
     if need[0]:
         gx = g if beta == 1 else g * ns.conj(beta)
     ga = g if alpha == 1 else g * ns.conj(alpha)

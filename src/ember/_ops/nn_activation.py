@@ -104,7 +104,7 @@ def _opmath(fn):
     return run
 
 
-def _grad_helper(name: str, np_deriv, em_deriv) -> None:
+def _grad_helper(name: str, np_deriv, em_deriv, select: bool = False) -> None:
     """Register ``ns.<name>(g, x, *p) = g * f'(x)``: NumPy's scales the derivative (a fresh
     temporary) by ``g`` in place when it can; ember's composes ember ops."""
     deriv = _opmath(np_deriv)
@@ -114,6 +114,14 @@ def _grad_helper(name: str, np_deriv, em_deriv) -> None:
             d = np_deriv(x, *p)
             np.multiply(d, g, out=d)
             return d
+        if type(x) is np.ndarray and x.ndim and _is_half(x):
+            # the fused backward kernels compute g * f'(x) in float32 and round once; a
+            # piecewise kernel (``select``) writes a literal +0 where the derivative is 0
+            d = np_deriv(x.astype(np.float32), *p)
+            r = np.asarray(g).astype(np.float32) * d
+            if select:
+                r += 0
+            return r.astype(x.dtype)
         return g * deriv(x, *p)
 
     def em_impl(g, x, *p):
@@ -187,7 +195,7 @@ def _mask_deriv(name: str, cond, a=1.0, b=0.0) -> None:
         # (a where cond, else b) in x's dtype: a where of two Python floats would be float32
         lo, hi = val(b, p), val(a, p)
         return _em_link(cond(x, *p).to(x.dtype) * (hi - lo) + lo, x)
-    _grad_helper(name, np_deriv, em_deriv)
+    _grad_helper(name, np_deriv, em_deriv, select=True)
 
 ns_fn("act_sigmoid", _opmath(_sigmoid_np), lambda x: sigmoid(x))
 
@@ -557,38 +565,39 @@ _AS_P = 0.3275911
 _AS_A = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
 
 
+# Q(|x|) = erfc(|x| / sqrt 2) / 2 = t P(t) phi(x) with the series' coefficients scaled by
+# 1 / (2 phi's constant), so that the one exp gives phi(x) itself
+_AS_P2 = _AS_P * _SQRT1_2
+_AS_C = tuple(a * 0.5 / _INV_SQRT_2PI for a in _AS_A)
+_LOG_INV_SQRT_2PI = math.log(_INV_SQRT_2PI)
+
+
 def _gelu_cdf_pdf32(x):
-    """Phi(x) and exp(-x^2 / 2) for a float32 ``x``, from one exp (fresh arrays)."""
-    z = np.abs(x)
-    z *= _SQRT1_2
-    t = z * _AS_P
+    """Phi(x) and phi(x) = exp(-x^2 / 2) / sqrt(2 pi) for a float32 ``x``, from one exp, in
+    22 passes over three fresh arrays: ``Phi = 1/2 + sign(x) (1/2 - Q(|x|))``."""
+    t = np.abs(x)
+    t *= _AS_P2
     t += 1
     np.divide(1, t, out=t)      # np.reciprocal is twice as slow on float32 (same values)
-    np.square(z, out=z)
-    np.negative(z, out=z)
-    e = np.exp(z, out=z)
-    r = t * _AS_A[0]
-    for a in _AS_A[1:]:
-        r += a
+    e = np.square(x)
+    e *= -0.5
+    e += _LOG_INV_SQRT_2PI
+    np.exp(e, out=e)            # phi(x)
+    r = t * _AS_C[0]
+    for c in _AS_C[1:]:
+        r += c
         r *= t
-    r *= e                      # erfc(|x| / sqrt 2)
-    np.subtract(1, r, out=r)
-    _copysign32(r, x)           # erf(x / sqrt 2)
-    r *= 0.5
+    r *= e                      # Q(|x|), the upper tail
+    np.subtract(0.5, r, out=r)
+    np.maximum(r, 0, out=r)     # Q(0) may round above 1/2; x's sign bit is or-ed in below
+    if type(x) is np.ndarray and type(r) is np.ndarray:
+        sign = np.bitwise_and(x.view(np.uint32), np.uint32(0x80000000),
+                              out=t.view(np.uint32))
+        np.bitwise_or(r.view(np.uint32), sign, out=r.view(np.uint32))
+    else:
+        np.copysign(r, x, out=r)
     r += 0.5
     return r, e
-
-
-def _copysign32(r, x) -> None:
-    """``np.copysign(r, x, out=r)`` for float32 arrays on their bits: NumPy's copysign has no
-    vector loop and costs a third of the whole Phi."""
-    if type(r) is not np.ndarray or type(x) is not np.ndarray:
-        np.copysign(r, x, out=r)
-        return
-    rb = r.view(np.uint32)
-    np.bitwise_and(rb, np.uint32(0x7FFFFFFF), out=rb)
-    sign = np.bitwise_and(x.view(np.uint32), np.uint32(0x80000000))
-    np.bitwise_or(rb, sign, out=rb)
 
 
 def _erf_cdf(x):
@@ -617,7 +626,6 @@ def _gelu_fwd(x, approximate, keep=None):
         cdf, pdf = _gelu_cdf_pdf32(x)
         y = cdf * x
         pdf *= x                # Phi(x) + x phi(x), as _gelu_d_np
-        pdf *= _INV_SQRT_2PI
         pdf += cdf
         keep.d = pdf
         return y
@@ -666,8 +674,8 @@ def _gelu_d_np(x, approximate):
         pdf = x * x
         pdf *= -0.5
         np.exp(pdf, out=pdf)
+        pdf *= _INV_SQRT_2PI
     pdf *= x
-    pdf *= _INV_SQRT_2PI
     cdf += pdf
     return cdf
 
@@ -869,6 +877,8 @@ def _hardsigmoid_fwd(x):
 
 def _hsig_bwd_np(g, x):
     f = _factor((x > -3) & (x < 3), _SIXTH32, 0.0, np.float32 if _is_half(x) else x.dtype)
+    if _is_half(x):   # half types: one rounding, and a literal +0 outside (-3, 3)
+        return (g * f + 0).astype(g.dtype)
     return (g * f).astype(g.dtype, copy=False)
 
 
@@ -917,7 +927,7 @@ def _hardswish_d_em(x):
     return where(x <= -3, 0.0, where(x >= 3, 1.0, x / 3 + 0.5))
 
 
-_grad_helper("act_hardswish_bwd", _hardswish_d_np, _hardswish_d_em)
+_grad_helper("act_hardswish_bwd", _hardswish_d_np, _hardswish_d_em, select=True)
 HARDSWISH = _act("hardswish", _hardswish_fwd,
                  lambda ns, g, need, x: (ns.act_hardswish_bwd(g, x),))
 

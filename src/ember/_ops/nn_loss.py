@@ -208,7 +208,7 @@ def _scale(g, red: str, n):
 # ---- elementwise losses with their own derivatives ------------------------------------------
 
 def _elementwise_op(name: str, node: str, elem, deriv, inputs: tuple, extra: tuple = (),
-                    cast: bool = True) -> Op:
+                    cast: bool = True, half_vjp=None) -> Op:
     """An Op computing ``reduce(elem(*inputs))``.
 
     ``deriv(ns, need, *inputs, *extra)`` gives each input's elementwise partial derivative
@@ -218,6 +218,8 @@ def _elementwise_op(name: str, node: str, elem, deriv, inputs: tuple, extra: tup
     promoted type and writes some losses into a tensor of the input's (or target's) type.
     ``inputs`` and ``extra`` name the saved inputs and the extra params (``_saved_<name>``).
     ``cast=False``: ``elem`` gets the inputs in their own dtypes and does its own promotion.
+    ``half_vjp(g, need, red, n, *inputs)``: the backward kernel's own arithmetic for half
+    arrays (PyTorch's fused loss backward kernels round as they go, not as the formula).
     """
     n_in = len(inputs)
 
@@ -230,6 +232,9 @@ def _elementwise_op(name: str, node: str, elem, deriv, inputs: tuple, extra: tup
 
     def vjp(ns, g, need, *args):
         ins, (red, n, _, *extra) = args[:n_in], args[n_in:]
+        if half_vjp is not None and type(g) is np.ndarray and _half(g.dtype) and all(
+                type(a) is np.ndarray and a.dtype == g.dtype for a in ins):
+            return half_vjp(g, need, red, n, *ins)
         g = _scale(g, red, n)
         return tuple(None if d is None else g * d for d in deriv(ns, need, *ins, *extra))
 
@@ -263,6 +268,15 @@ def _mse_elem(x, t):
 def _mse_deriv(ns, need, x, t):
     d = (x - t) * 2
     return (d if need[0] else None, -d if need[1] else None)
+
+
+def _mse_half_vjp(g, need, red, n, x, t):
+    """mse_loss_backward's kernel on half arrays: ``alpha * (x - t) * grad`` in the half type,
+    each product rounded, with alpha = 2 (or 2 / numel for a mean) rounded to it."""
+    alpha = x.dtype.type(2.0 / n if red == "mean" else 2.0)
+    # the target's gradient is the same kernel with the operands swapped
+    return (alpha * (x - t) * g if need[0] else None,
+            alpha * (t - x) * g if need[1] else None)
 
 
 def _smooth_l1_elem(x, t, beta):
@@ -344,7 +358,8 @@ def _bce_logits_deriv(ns, need, x, t, w, pw):
 
 
 _XT = ("self", "target")
-MSE_LOSS = _elementwise_op("mse_loss", "MseLossBackward0", _mse_elem, _mse_deriv, _XT)
+MSE_LOSS = _elementwise_op("mse_loss", "MseLossBackward0", _mse_elem, _mse_deriv, _XT,
+                           half_vjp=_mse_half_vjp)
 SMOOTH_L1_LOSS = _elementwise_op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1_elem,
                                  _smooth_l1_deriv, _XT, ("beta",))
 HUBER_LOSS = _elementwise_op("huber_loss", "HuberLossBackward0", _huber_elem, _huber_deriv, _XT,

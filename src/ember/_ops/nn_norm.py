@@ -33,7 +33,7 @@ from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
 from ._dispatch import _cast_result, _type_name
-from ._registry import EM, Op, apply, ns_fn
+from ._registry import EM, NP, Op, apply, ns_fn
 
 __all__ = [
     "batch_norm",
@@ -172,9 +172,88 @@ ns_fn("norm_stats", _stats_np, _stats_em)
 ns_fn("norm_cast", _cast_np, _cast_em)
 
 
+_ONES: dict = {}
+
+
+def _ones_col(d: int, dt) -> np.ndarray:
+    """A cached read-only ``(d, 1)`` column of ones: row sums as one BLAS product."""
+    key = (d, dt)
+    o = _ONES.get(key)
+    if o is None:
+        o = np.ones((d, 1), dt)
+        o.flags.writeable = False
+        if len(_ONES) < 64:
+            _ONES[key] = o
+    return o
+
+
+def _rows_fast(lay, *arrays) -> bool:
+    """Whether the fused row-statistics path applies: a float32/float64 layer norm over the
+    rows of a 2-D work view, on plain arrays of the computation dtype."""
+    if not (lay.train and lay.axes == (1,) and lay.waxes == (0,) and len(lay.work) == 2
+            and lay.work[1] > 0 and lay.cdt.kind == "f" and lay.cdt.itemsize >= 4):
+        return False
+    return all(a is None or (type(a) is np.ndarray and a.dtype == lay.cdt) for a in arrays)
+
+
+def _ln_fwd_rows(x, w, b, lay, eps, st):
+    """layer_norm's forward over rows in six passes: the row mean and centred second moment
+    as BLAS products, then one scale and shift (PyTorch's two-pass CPU statistics)."""
+    m, d = lay.work
+    xw = x.reshape(m, d)
+    mean = np.matmul(xw, _ones_col(d, lay.cdt))
+    mean *= 1.0 / d
+    y = np.subtract(xw, mean)
+    var = np.matmul(y[:, None, :], y[:, :, None]).reshape(m, 1)
+    var *= 1.0 / d
+    rstd = var + eps
+    np.sqrt(rstd, out=rstd)
+    np.divide(1.0, rstd, out=rstd)
+    st.mean, st.rstd, st.var = mean, rstd, var
+    y *= rstd
+    if w is not None:
+        y *= w.reshape(d)
+    if b is not None:
+        y += b.reshape(d)
+    return y.reshape(lay.in_shape)
+
+
+def _ln_vjp_rows(g, need, x, w, lay, st):
+    """layer_norm's VJP over rows: ``xhat`` rebuilt once, the two row sums as BLAS products,
+    the input's gradient in one buffer."""
+    m, d = lay.work
+    xw = x.reshape(m, d)
+    gw = g.reshape(m, d)
+    mean, rstd = st.mean, st.rstd
+    xhat = np.subtract(xw, mean)
+    xhat *= rstd
+    gx = g_w = g_b = None
+    if need[0]:
+        gh = gw * w.reshape(d) if w is not None else gw.copy()
+        a = np.matmul(gh, _ones_col(d, lay.cdt))
+        c = np.matmul(gh[:, None, :], xhat[:, :, None]).reshape(m, 1)
+        a *= 1.0 / d
+        c *= 1.0 / d
+        # gx = rstd * (gh - a - xhat * c), with gh's buffer as the result
+        gh -= a
+        c = xhat * c
+        gh -= c
+        gh *= rstd
+        gx = gh.reshape(lay.in_shape)
+    if need[1]:
+        ones = _ones_col(m, lay.cdt).reshape(1, m)
+        xhat *= gw
+        g_w = np.matmul(ones, xhat).reshape(lay.pshape)
+    if need[2]:
+        g_b = np.matmul(_ones_col(m, lay.cdt).reshape(1, m), gw).reshape(lay.pshape)
+    return gx, g_w, g_b
+
+
 def _norm_fwd(x, w, b, lay, eps, st):
     if type(x) is MetaArray:   # shape only (meta temporaries are read-only)
         return meta_like(lay.in_shape, x.dtype)
+    if _rows_fast(lay, x, w, b) and x.flags.c_contiguous:
+        return _ln_fwd_rows(x, w, b, lay, eps, st)
     xw = x.reshape(lay.work)
     if xw.dtype != lay.cdt:
         xw = xw.astype(lay.cdt)
@@ -203,6 +282,8 @@ def _norm_fwd(x, w, b, lay, eps, st):
 
 
 def _norm_vjp(ns, g, need, x, w, lay, eps, st):
+    if ns is NP and st.rstd is not None and _rows_fast(lay, g, x, w) and g.shape == x.shape:
+        return _ln_vjp_rows(g, need, x, w, lay, st)
     xw = ns.norm_cast(x.reshape(lay.work), lay.cdt)
     gw = ns.norm_cast(g.reshape(lay.work), lay.cdt)
     mean, rstd = ns.norm_stats(xw, lay, eps, st)

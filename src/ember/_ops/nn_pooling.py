@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor
 from ._registry import NP, Op, apply, ns_fn, wrap_outputs
 from .nn_conv import _fmt, _int_list, col2im, meta_aware, pad_spatial
@@ -134,7 +135,7 @@ def _run_argmax(op: Op, x: Tensor, nd: int, fwd, unique: bool, *args) -> tuple:
     """Compute (values, indices) with ``fwd`` on the data and record ``op``."""
     d = x._data
     vals, idx = fwd(d, *args)
-    outs = (vals, idx)
+    outs = _L.in_suggested_format(d, (vals, idx))   # PyTorch's output memory format
     params = (idx, nd, tuple(d.shape), unique)
     v, i = wrap_outputs(op, (x,), params, outs)
     return v, i

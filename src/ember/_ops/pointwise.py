@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _scalar as S
 from .._tensor import Tensor
-from ._dispatch import binary, check_inplace, inplace, unary
+from ._dispatch import HALF_NP, binary, check_inplace, fused_vjp, inplace, unary
 from ._out import FOUND, with_out
 from ._registry import Op, method, ns_fn
 
@@ -68,6 +68,8 @@ __all__ = [
 
 
 def conj_np(x):
+    if type(x) is np.ndarray:   # (np.iscomplexobj costs more than the rest of a small VJP)
+        return np.conj(x) if x.dtype.kind == "c" else x
     return np.conj(x) if np.iscomplexobj(x) else x
 
 
@@ -102,10 +104,37 @@ def _not_impl(kernel: str, dtype):
 # ---- arithmetic ----------------------------------------------------------------------------
 
 def _add_fwd(a, b, alpha):
-    return np.add(a, b) if alpha == 1 else np.add(a, b * alpha)
+    if alpha == 1:
+        return np.add(a, b)
+    return _half_axpy(a, b, alpha, 1) if _half_in(a, b) else np.add(a, b * alpha)
+
+
+def _half_in(a, b) -> bool:
+    return any(type(x) is np.ndarray and x.dtype in HALF_NP for x in (a, b))
+
+
+def _half_axpy(a, b, alpha, sign):
+    """``a + sign * alpha * b`` as PyTorch's add kernel computes half types: operands and alpha
+    rounded to the half type, one fused multiply-add in float32 (exact in float64: the product
+    of two halves fits), rounded to float32 and then to the half type."""
+    h = next(x.dtype for x in (a, b) if type(x) is np.ndarray and x.dtype in HALF_NP)
+    a64, b64, al = (np.asarray(x, h).astype(np.float64) for x in (a, b, alpha))
+    return (a64 + (sign * al) * b64).astype(np.float32).astype(h)
+
+
+_BF16 = HALF_NP[1]
+
+
+def _alpha_vjp(ns, g, alpha):
+    """``g * alpha``; a half gradient array reads alpha in float32 (PyTorch's mul kernel)."""
+    if type(g) is np.ndarray and g.dtype in HALF_NP:
+        return _half_scalar_op(np.multiply, g, alpha)
+    return g * ns.conj(alpha)
 
 
 def _add_vjp(ns, g, need, alpha):
+    if alpha != 1 and need[1] and type(g) is np.ndarray and g.dtype in HALF_NP:
+        return (g if need[0] else None, _alpha_vjp(ns, g, alpha))
     return (g if need[0] else None,
             (g if alpha == 1 else g * ns.conj(alpha)) if need[1] else None)
 
@@ -114,10 +143,14 @@ ADD = Op("add", _add_fwd, _add_vjp, elementwise=True, ufunc=np.add, names=("alph
 
 
 def _sub_fwd(a, b, alpha):
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, b * alpha)
+    if alpha == 1:
+        return np.subtract(a, b)
+    return _half_axpy(a, b, alpha, -1) if _half_in(a, b) else np.subtract(a, b * alpha)
 
 
 def _sub_vjp(ns, g, need, alpha):
+    if alpha != 1 and need[1] and type(g) is np.ndarray and g.dtype in HALF_NP:
+        return (g if need[0] else None, _alpha_vjp(ns, -g, alpha))
     return (g if need[0] else None,
             (-g if alpha == 1 else g * -ns.conj(alpha)) if need[1] else None)
 
@@ -139,7 +172,20 @@ RSUB_S = Op("rsub_s", _rsub_fwd, _rsub_vjp, elementwise=True, node="RsubBackward
 
 
 def _mul_vjp(ns, g, need, a, b):
+    if type(g) is np.ndarray and g.dtype in HALF_NP:
+        # grad * scalar runs PyTorch's mul kernel, which reads the scalar in float32
+        return (_half_scalar_op(np.multiply, g, b) if need[0] else None,
+                _half_scalar_op(np.multiply, g, a) if need[1] else None)
     return (g * ns.conj(b) if need[0] else None, g * ns.conj(a) if need[1] else None)
+
+
+def _half_scalar_op(f, g, s):
+    """``f(g, s)`` for a half gradient array: a scalar ``s`` (Python number or 0-dim array) is
+    applied in float32 and the result rounded once, as PyTorch's mul and div kernels do."""
+    if isinstance(s, (int, float)) or (type(s) is np.ndarray and not s.ndim
+                                       and s.dtype.kind in "biuf"):
+        return f(g.astype(np.float32), np.float32(s)).astype(g.dtype)
+    return f(g, np.conj(s) if np.iscomplexobj(s) else s)
 
 
 MUL = Op("mul", np.multiply, _mul_vjp, saves=(0, 1), elementwise=True, ufunc=np.multiply,
@@ -147,6 +193,13 @@ MUL = Op("mul", np.multiply, _mul_vjp, saves=(0, 1), elementwise=True, ufunc=np.
 
 
 def _div_vjp(ns, g, need, a, b):
+    if type(g) is np.ndarray and g.dtype in HALF_NP:
+        if not need[1]:
+            return (_half_scalar_op(np.true_divide, g, b), None)
+        if not _is_cplx(a) and not _is_cplx(b):
+            # PyTorch's div backward, op by op in the half type: grad / other and
+            # -grad * ((self / other) / other)
+            return (g / b if need[0] else None, -g * ((a / b) / b))
     gb = g / ns.conj(b)
     return (gb if need[0] else None, -gb * ns.conj(a / b) if need[1] else None)
 
@@ -263,6 +316,16 @@ negative = neg
 _FOUND_OUT = frozenset({"abs", "ceil", "floor", "frac", "sgn", "sign", "trunc"})
 
 
+def _abs_complex_out(rd, od) -> None:
+    """abs of a complex tensor with out=: PyTorch computes the real result and copies it out
+    (any dtype it can be cast to), except that a complex out must be the input's own dtype."""
+    if od.is_complex and od is not rd.to_complex():
+        raise RuntimeError(FOUND.format(o=_type_name(od), r=_type_name(rd.to_complex())))
+    if not D.can_cast(rd, od):
+        raise RuntimeError(f"result type {_type_name(rd)} can't be cast to the desired output "
+                           f"type {_type_name(od)}")
+
+
 def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, node=None,
            jvp=None, elementwise=True, check=None, aliases=()):
     """Define a one-input op: its Op, the function, the method and the in-place method."""
@@ -274,7 +337,8 @@ def _unary(name, fwd, vjp, *, saves=None, save_out=False, int_to_float=True, nod
 
     def f(input: Tensor, *, out=None) -> Tensor:
         if out is not None:
-            return with_out(f, out, (input,), overlap=True, name=name, dtype=out_rule)
+            rule = _abs_complex_out if name == "abs" and input.is_complex() else out_rule
+            return with_out(f, out, (input,), overlap=True, name=name, dtype=rule)
         if check is not None:
             check(input)
         return unary(op, input, (), int_to_float)
@@ -340,13 +404,16 @@ COSH, cosh = _unary("cosh", np.cosh, lambda ns, g, need, x: (g * ns.conj(ns.sinh
 ASINH, arcsinh = _unary("asinh", np.arcsinh,
                         lambda ns, g, need, x: (g / ns.conj(ns.sqrt(x * x + 1)),),
                         aliases=("arcsinh",))
-TANH, tanh = _unary("tanh", np.tanh, lambda ns, g, need, r: (g * ns.conj(1 - r * r),),
-                    save_out=True)
+TANH, tanh = _unary("tanh", np.tanh,
+                    fused_vjp(lambda ns, g, need, r: (g * ns.conj(1 - r * r),)), save_out=True)
 SQRT, sqrt = _unary("sqrt", np.sqrt, lambda ns, g, need, r: (g / ns.conj(2 * r),),
                     save_out=True)
 
 
 def _rsqrt_np(x):
+    if type(x) is np.ndarray and x.dtype in HALF_NP:   # 1 / sqrt(x) in float32, one rounding
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _rsqrt_np(x.astype(np.float32)).astype(x.dtype)
     return np.reciprocal(np.sqrt(x))
 
 
@@ -367,7 +434,9 @@ def _sigmoid_np(x):
 
 
 SIGMOID, sigmoid = _unary("sigmoid", _sigmoid_np,
-                          lambda ns, g, need, r: (g * ns.conj(r * (1 - r)),), save_out=True)
+                          fused_vjp(lambda ns, g, need, r: (g * ns.conj(1 - r) * ns.conj(r),),
+                                    HALF_NP[1:]),
+                          save_out=True)
 
 
 def _check_relu(t):
@@ -390,6 +459,8 @@ def _relu_grad_np(g, r):
     if type(g) is np.ndarray and type(m) is np.ndarray:
         out = np.multiply(g, ~m)
         if np.isfinite(out).all():
+            if out.dtype in HALF_NP:
+                out += 0   # the masked zeros are +0 (PyTorch selects a literal 0), not g * 0
             return out
     return np.where(m, 0, g)
 
@@ -402,10 +473,12 @@ def _relu_np(x):
     if x.dtype.kind == "f":
         t = x.dtype.type
         return np.clip(x, t(0), t(np.inf))
+    if x.dtype == _BF16:   # (ml_dtypes' maximum turns -0.0 into 0.0)
+        return np.where(x < 0, _BF16.type(0), x)
     return np.maximum(x, 0)
 
 
-RELU, relu = _unary("relu", _relu_np, _relu_vjp, save_out=True,
+RELU, relu = _unary("relu", _relu_np, fused_vjp(_relu_vjp, upcast=False), save_out=True,
                     int_to_float=False, check=_check_relu)
 
 
@@ -435,6 +508,8 @@ def _sgn_np(x):
     if x.dtype == np.bool_:
         return x.copy()   # a bool's sign is itself
     if not np.iscomplexobj(x):
+        if x.dtype == _BF16:
+            return np.sign(x) + _BF16.type(0)   # ml_dtypes' sign keeps -0.0; PyTorch's is +0
         return np.sign(x)
     a = np.abs(x)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -543,7 +618,12 @@ def _pow_vjp(ns, g, need, a, b, r=None):
     # ``.data`` shows, and double backward differentiates through it)
     ga = gb = None
     if need[0]:
-        if isinstance(b, (int, float, complex)):
+        if isinstance(b, (int, float)) and type(a) is np.ndarray and a.dtype in HALF_NP \
+                and b != 0:
+            # half types, op by op as PyTorch's pow_backward: the scalar exponent multiplies
+            # at float32 precision
+            ga = g * _half_scalar_op(np.multiply, a ** a.dtype.type(b - 1), b)
+        elif isinstance(b, (int, float, complex)):
             ga = ns.zeros_of(g, g.shape) if b == 0 else g * ns.conj(b * a ** (b - 1))
         else:
             ga = ns.where(b == 0, 0, g * ns.conj(b * a ** (b - 1)))

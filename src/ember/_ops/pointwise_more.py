@@ -14,6 +14,7 @@ from .. import _scalar as S
 from .._tensor import Tensor, Version, _make, _scalar_name, store
 from ..autograd.grad_mode import STATE
 from ._dispatch import (
+    HALF_NP,
     _cast_result,
     _check_shape,
     binary,
@@ -28,7 +29,7 @@ from ._dispatch import (
     to_operand,
 )
 from ._out import FOUND, with_out
-from ._registry import Op, method, ns_fn, wrap_outputs
+from ._registry import Op, method, ns_fn, wrap_one, wrap_outputs
 from ._uint import check as uint_check
 from .pointwise import _not_impl, _type_name, _zero_grad
 
@@ -474,9 +475,21 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if out is not None:
         return with_out(clamp, out, (input, min, max), overlap=True,
                         dtype="cast" if _clamp_args(input, min, max) else FOUND)
+    if type(min) is float and type(max) is float:
+        d = input._data
+        if type(d) is np.ndarray and ((dt := d.dtype) is _F64 or dt is _F32 and (
+                _F32_LO <= min <= _F32_HI and _F32_LO <= max <= _F32_HI)):
+            # the commonest call: float tensor, two finite number bounds that fit its dtype
+            return wrap_one(CLAMP_S, input, (min, max), CLAMP_S.fwd(d, min, max))
     if _clamp_args(input, min, max):
         return nary(CLAMP_T, (input, min, max))
     return _clamp_scalar(input, min, max)
+
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_F32_HI = float(np.finfo(np.float32).max)
+_F32_LO = -_F32_HI
 
 
 def _clamp_scalar(input, lo, hi):
@@ -582,13 +595,39 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
 
 # ---- lerp, addcmul, addcdiv ------------------------------------------------------------------
 
+def _half_of(*xs):
+    """The half dtype among the arrays ``xs``, or None."""
+    return next((x.dtype for x in xs if type(x) is np.ndarray and x.dtype in HALF_NP), None)
+
+
+def _f32(x):
+    return x.astype(np.float32) if type(x) is np.ndarray else np.float32(x)
+
+
 def _lerp_np(a, b, w):
+    h = _half_of(a, b, w)
+    if h is not None:
+        # PyTorch's lerp kernel for half types: float32 fused multiply-adds (exact products in
+        # float64), rounded to float32, then once to the half type
+        a32, b32, w32 = _f32(a), _f32(b), _f32(w)
+        d = (b32 - a32).astype(np.float64)
+        w64 = np.float64(w32) if type(w32) is not np.ndarray else w32.astype(np.float64)
+        one_m = (np.float32(1) - w32).astype(np.float64)
+        r = np.where(np.abs(w32) < 0.5, a32.astype(np.float64) + w64 * d,
+                     b32.astype(np.float64) - d * one_m)
+        return r.astype(np.float32).astype(h)
     small = np.abs(w) < 0.5
     r = np.where(small, a + w * (b - a), b - (b - a) * (1 - w))
     return np.asarray(r).astype(np.result_type(a, b), copy=False)
 
 
 def _lerp_s_vjp(ns, g, need, w):
+    if type(g) is np.ndarray and g.dtype in HALF_NP:
+        # grad * (1 - weight) and grad * weight: PyTorch's mul kernel reads the scalars in
+        # float32, rounding once
+        g32 = g.astype(np.float32)
+        return ((g32 * np.float32(1 - w)).astype(g.dtype) if need[0] else None,
+                (g32 * np.float32(w)).astype(g.dtype) if need[1] else None)
     return (g * ns.conj(1 - w) if need[0] else None, g * ns.conj(w) if need[1] else None)
 
 
@@ -637,6 +676,12 @@ def _lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
 
 
 def _addcmul_fwd(x, t1, t2, value):
+    h = _half_of(x, t1, t2)
+    if h is not None:
+        # PyTorch's kernel for half types: value * t1 in float32, then a fused multiply-add
+        # with t2 and x (exact in float64), rounded to float32 and once to the half type
+        p = (np.float32(value) * _f32(t1)).astype(np.float64)
+        return (p * _f32(t2).astype(np.float64) + _f32(x)).astype(np.float32).astype(h)
     return np.asarray(x + value * t1 * t2 if value != 1 else x + t1 * t2)
 
 
@@ -646,6 +691,10 @@ def _addcmul_vjp(ns, g, need, t1, t2, value):
 
 
 def _addcdiv_fwd(x, t1, t2, value):
+    h = _half_of(x, t1, t2)
+    if h is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (_f32(x) + np.float32(value) * _f32(t1) / _f32(t2)).astype(h)
     return np.asarray(x + value * t1 / t2 if value != 1 else x + t1 / t2)
 
 

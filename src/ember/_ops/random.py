@@ -487,6 +487,21 @@ def randperm(n, *args, generator: Generator | None = None, dtype: D.dtype | None
     return _new(g._rng.permutation(n).astype(dt.np), dt, (n,), device, requires_grad)
 
 
+def _laid_like(out: Tensor, input: Tensor, memory_format) -> Tensor:
+    """A fresh ``*_like`` result re-laid out as PyTorch's ``empty_like(input, memory_format)``
+    (``preserve_format`` keeps a dense input's strides)."""
+    from .. import _layout as _L
+    d = input._data
+    if memory_format is not None:
+        _L.check_format(memory_format, "rand_like")
+    elif type(d) is not np.ndarray or d.flags.c_contiguous and (d.ndim < 2 or 1 not in d.shape):
+        return out
+    want = _L.like_strides(d.shape, input.stride(), memory_format)
+    if type(out._data) is np.ndarray and out.stride() != want:
+        out._data = _L.copy_to_strides(out._data, want)
+    return out
+
+
 def _like_args(input: Tensor, dtype, device):
     return dtype or input.dtype, device if device is not None else input.device
 
@@ -495,16 +510,16 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype=None, 
               device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``torch.rand_like``."""
     dt, dev = _like_args(input, dtype, device)
-    return rand(tuple(input.shape), generator=generator, dtype=dt, device=dev,
-                requires_grad=requires_grad)
+    return _laid_like(rand(tuple(input.shape), generator=generator, dtype=dt, device=dev,
+                           requires_grad=requires_grad), input, memory_format)
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype=None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``torch.randn_like``."""
     dt, dev = _like_args(input, dtype, device)
-    return randn(tuple(input.shape), generator=generator, dtype=dt, device=dev,
-                 requires_grad=requires_grad)
+    return _laid_like(randn(tuple(input.shape), generator=generator, dtype=dt, device=dev,
+                            requires_grad=requires_grad), input, memory_format)
 
 
 def randint_like(input: Tensor, low=None, high=None, *, generator: Generator | None = None,

@@ -394,6 +394,7 @@ class Module:
     def to(self, *args, **kwargs) -> Module:
         """Move and/or cast parameters and buffers; integer tensors keep their dtype."""
         from ... import _dtype as D
+        fmt = kwargs.pop("memory_format", None)
         device, dtype, non_blocking = _parse_to(args, kwargs)
         if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
@@ -406,6 +407,10 @@ class Module:
                           "if a complex module does not work as expected.", stacklevel=2)
 
         def convert(t: Tensor) -> Tensor:
+            if fmt is not None and t.dim() in (4, 5):   # as PyTorch: only 4-D and 5-D tensors
+                return t.to(device, dtype if dtype is not None and (
+                    t.is_floating_point() or t.is_complex()) else None, non_blocking,
+                    memory_format=fmt)
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 return t.to(device, dtype if not t.is_complex() or dtype.is_complex else
                             _real(dtype, D), non_blocking)
@@ -1014,7 +1019,6 @@ def _parse_to(args: tuple, kwargs: dict):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected "
                         f"keyword argument '{next(iter(kwargs))}'")

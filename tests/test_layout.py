@@ -1,0 +1,307 @@
+"""Output memory layout against PyTorch: ``stride()`` and ``is_contiguous()`` (also for
+channels_last) after every op family, on inputs of many layouts (issue 7 item 3)."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+F_T, F_E = torch.nn.functional, ember.nn.functional
+BASE = (np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5) % 11) / 7.0 - 0.6
+
+
+def _layouts(L):
+    """name -> a function making that input layout in library ``L``."""
+    def t(a):
+        return L.tensor(np.ascontiguousarray(a))
+    return {
+        "contig": lambda: t(BASE),
+        "t2": lambda: t(BASE.reshape(6, 20)).t(),
+        "perm": lambda: t(BASE).permute(0, 2, 3, 1),
+        "cl": lambda: t(BASE).contiguous(memory_format=L.channels_last),
+        "step": lambda: t(BASE)[:, ::2, :, 1::2],
+        "expand": lambda: t(BASE[0, 0, 0]).expand(3, 4, 5),
+        "unit": lambda: t(BASE[:1, :, :1]).permute(3, 1, 2, 0),
+        "unit_cl": lambda: t(BASE[:, :, :1]).contiguous(memory_format=L.channels_last),
+        "t3": lambda: t(BASE[0]).transpose(0, 2),
+        "empty": lambda: t(BASE[:, :0]),
+    }
+
+
+LAYOUTS = list(_layouts(torch))
+
+
+def _sig(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(_sig(y) for y in x)
+    if not hasattr(x, "stride"):
+        return x
+    cl = x.dim() == 4 and x.is_contiguous(memory_format=x.__class__ is torch.Tensor and
+                                          torch.channels_last or ember.channels_last)
+    return tuple(x.shape), x.stride(), x.is_contiguous(), cl
+
+
+def _run(f, L, layout):
+    x = _layouts(L)[layout]()
+    try:
+        return _sig(f(L, x))
+    except Exception as e:   # noqa: BLE001 - both libraries must refuse alike
+        return type(e).__name__
+
+
+def _d4(f):
+    """Only for 4-D inputs (N, C, H, W)."""
+    return lambda L, x: f(L, x) if x.dim() == 4 else None
+
+
+OPS = {
+    # pointwise, with broadcasting and scalars
+    "neg": lambda L, x: -x,
+    "exp": lambda L, x: x.exp(),
+    "add_self": lambda L, x: x + x,
+    "add_scalar": lambda L, x: x + 1,
+    "mul_contig": lambda L, x: x * x.contiguous(),
+    "mul_bcast_row": lambda L, x: x * x.sum(0, keepdim=True),
+    "sub_bcast_last": lambda L, x: x - x[..., :1],
+    "gt": lambda L, x: x > 0,
+    "pow": lambda L, x: x ** 2,
+    "to64": lambda L, x: x.to(L.float64),
+    "clamp": lambda L, x: x.clamp(0, 1),
+    "addcmul": lambda L, x: L.addcmul(x, x, x),
+    "where": lambda L, x: L.where(x > 0, x, 0.0),
+    "masked_fill": lambda L, x: x.masked_fill(x > 0, 1.0),
+    # reductions
+    "sum_all": lambda L, x: x.sum(),
+    "sum0": lambda L, x: x.sum(0),
+    "sum_keep": lambda L, x: x.sum(-1, keepdim=True),
+    "mean_keep0": lambda L, x: x.mean(0, keepdim=True),
+    "amax_keep": lambda L, x: x.amax(1, keepdim=True),
+    "max_dim": lambda L, x: tuple(x.max(0)),
+    "var": lambda L, x: x.var(0),
+    "logsumexp": lambda L, x: x.logsumexp(-1, keepdim=True),
+    # scans, softmax family
+    "cumsum": lambda L, x: x.cumsum(0),
+    "cumprod": lambda L, x: x.cumprod(-1),
+    "cummax": lambda L, x: tuple(x.cummax(0)),
+    "logcumsumexp": lambda L, x: x.logcumsumexp(0),
+    "softmax": lambda L, x: x.softmax(0),
+    "log_softmax": lambda L, x: x.log_softmax(-1),
+    # indexing
+    "basic": lambda L, x: x[1:, ..., ::2],
+    "adv0": lambda L, x: x[[0, 1]],
+    "adv1": lambda L, x: x[:, [0, 1]],
+    "bool": lambda L, x: x[x > 0],
+    "index_select": lambda L, x: x.index_select(0, L.tensor([0, 1])),
+    "gather": lambda L, x: x.gather(0, L.zeros(x.shape, dtype=L.int64)),
+    "setitem": lambda L, x: _setitem(x),
+    # joining
+    "cat0": lambda L, x: L.cat([x, x]),
+    "cat1": lambda L, x: L.cat([x, x], 1),
+    "cat_mixed": lambda L, x: L.cat([x, x.contiguous()]),
+    "stack0": lambda L, x: L.stack([x, x]),
+    "stack1": lambda L, x: L.stack([x, x], 1),
+    "stack_last": lambda L, x: L.stack([x, x], -1),
+    "flip": lambda L, x: x.flip(0),
+    "roll": lambda L, x: x.roll(1, 0),
+    "tril": lambda L, x: x.tril(),
+    "repeat": lambda L, x: x.repeat(*([1] * x.dim())),
+    # copies, conversions, factories
+    "clone": lambda L, x: x.clone(),
+    "clone_contig": lambda L, x: x.clone(memory_format=L.contiguous_format),
+    "clone_cl": lambda L, x: x.clone(memory_format=L.channels_last),
+    "contiguous": lambda L, x: x.contiguous(),
+    "contiguous_cl": lambda L, x: x.contiguous(memory_format=L.channels_last),
+    "to_cl": lambda L, x: x.to(memory_format=L.channels_last),
+    "to_contig_alias": lambda L, x: x.to(memory_format=L.contiguous_format) is x,
+    "to64_cl": lambda L, x: x.to(L.float64, memory_format=L.channels_last),
+    "empty_like": lambda L, x: L.empty_like(x),
+    "zeros_like": lambda L, x: L.zeros_like(x),
+    "ones_like_cl": lambda L, x: L.ones_like(x, memory_format=L.channels_last),
+    "full_like_contig": lambda L, x: L.full_like(x, 2.0, memory_format=L.contiguous_format),
+    "randn_like": lambda L, x: L.randn_like(x),
+    "rand_like_cl": lambda L, x: L.rand_like(x, memory_format=L.channels_last),
+    "new_empty_strided": lambda L, x: x.new_empty_strided((2, 3), (1, 2)),
+    "empty_cl": lambda L, x: L.empty(tuple(x.shape), memory_format=L.channels_last),
+    "is_cl": lambda L, x: x.is_contiguous(memory_format=L.channels_last),
+    "is_cl3d": lambda L, x: x.is_contiguous(memory_format=L.channels_last_3d),
+    "is_preserve": lambda L, x: x.is_contiguous(memory_format=L.preserve_format),
+    # selection
+    "sort": lambda L, x: tuple(x.sort(0)),
+    "sort_last": lambda L, x: tuple(x.sort(-1)),
+    "topk": lambda L, x: tuple(x.topk(1, 0)),
+    # nn.functional
+    "relu": lambda L, x: L.nn.functional.relu(x),
+    "gelu": lambda L, x: L.nn.functional.gelu(x),
+    "layer_norm": lambda L, x: L.nn.functional.layer_norm(x, x.shape[-1:]),
+    "conv2d": _d4(lambda L, x: L.nn.functional.conv2d(
+        x, L.ones(2, x.shape[1], 2, 2))),
+    "max_pool2d": _d4(lambda L, x: L.nn.functional.max_pool2d(x, 2)),
+    "avg_pool2d": _d4(lambda L, x: L.nn.functional.avg_pool2d(x, 2)),
+    "batch_norm": _d4(lambda L, x: L.nn.functional.batch_norm(
+        x, None, None, training=True)),
+    "group_norm": _d4(lambda L, x: L.nn.functional.group_norm(x, 1)),
+    "adaptive_avg_pool2d": _d4(lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, 2)),
+    "interpolate": _d4(lambda L, x: L.nn.functional.interpolate(x, scale_factor=2.0)),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)),
+    "linear": lambda L, x: L.nn.functional.linear(x, L.ones(3, x.shape[-1])),
+    "softplus": lambda L, x: L.nn.functional.softplus(x),
+    "dropout0": lambda L, x: L.nn.functional.dropout(x, 0.0),
+    # more reductions, selections and indexing
+    "argmax_keep": lambda L, x: x.argmax(0, keepdim=True),
+    "median_dim": lambda L, x: tuple(x.median(0)),
+    "std_mean": lambda L, x: L.std_mean(x, 0),
+    "prod": lambda L, x: x.prod(-1),
+    "any_keep": lambda L, x: (x > 0).any(0, keepdim=True),
+    "argsort": lambda L, x: x.argsort(-1, descending=True),
+    "masked_select": lambda L, x: x.masked_select(x > 0),
+    "take": lambda L, x: x.take(L.tensor([0, 2])),
+    "diff": lambda L, x: x.diff(dim=0),
+    "setitem_adv": lambda L, x: _set_adv(x),
+    "setitem_bool": lambda L, x: _set_bool(x),
+    # ternary with broadcasting
+    "where_bcast": lambda L, x: L.where(x[:1] > 0, x, x[..., :1]),
+    "clamp_t": lambda L, x: x.clamp(x[:1], x[:1] + 1),
+    "addcdiv": lambda L, x: L.addcdiv(x, x[:1], x[..., :1] + 2),
+    "lerp_t": lambda L, x: L.lerp(x, x.contiguous(), x),
+    # matmul family
+    "matmul": lambda L, x: x @ x.transpose(-1, -2),
+    "mm_t": lambda L, x: x.reshape(-1, x.shape[-1]).t() @ x.reshape(-1, x.shape[-1])
+    if x.dim() else None,
+}
+
+
+def _set_adv(x):
+    y = x.clone()
+    y[[0, 1]] = 2.0
+    return y
+
+
+def _set_bool(x):
+    y = x.clone()
+    y[y > 0] = 2.0
+    return y
+
+
+def _setitem(x):
+    y = x.clone()
+    y[..., 0] = 1.0
+    return y
+
+
+CASES = [(op, lay) for op in OPS for lay in LAYOUTS]
+# what ember does not match yet (see the module docstring of ember._layout)
+XFAIL = {
+    # zero-size tensors: ember's stride() reports row-major strides for every empty tensor
+    *((op, "empty") for op in ("clone", "to64", "empty_like", "zeros_like", "neg", "exp",
+                               "add_self", "add_scalar", "mul_contig", "gt", "pow", "clamp",
+                               "addcmul", "where", "mul_bcast_row", "sort", "sort_last",
+                               "flip", "adv0", "adv1", "basic", "relu", "gelu", "sub_bcast_last",
+                               "contiguous_cl", "clone_cl", "to_cl", "ones_like_cl",
+                               "to64_cl", "cat1", "stack1", "roll", "masked_fill", "repeat",
+                               "setitem", "contiguous", "batch_norm", "randn_like",
+                               "rand_like_cl", "empty_cl", "interpolate", "dropout0",
+                               "argsort", "setitem_adv", "setitem_bool")),
+    # elementwise results: the strides of size-1 dims are NumPy's (the memory order is
+    # PyTorch's, so views behave the same); PyTorch's TensorIterator gives them other values
+    *((op, "unit") for op in ("neg", "exp", "add_self", "add_scalar", "mul_bcast_row",
+                              "sub_bcast_last", "gt", "pow", "clamp", "addcmul", "where",
+                              "relu", "gelu", "softplus", "diff", "where_bcast", "clamp_t",
+                              "addcdiv")),
+    ("diff", "unit_cl"),
+    # interpolate is built from gathers here, not one kernel allocating in the input's format
+    ("interpolate", "cl"), ("interpolate", "unit_cl"),
+}
+
+
+@pytest.mark.parametrize("op,layout", CASES, ids=[f"{o}-{lay}" for o, lay in CASES])
+def test_layout(op, layout):
+    f = OPS[op]
+    want = _run(f, torch, layout)
+    got = _run(f, ember, layout)
+    if (op, layout) in XFAIL and got != want:
+        pytest.xfail("known difference")
+    assert got == want
+
+
+def test_memory_format_objects():
+    for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format"):
+        assert repr(getattr(ember, name)) == repr(getattr(torch, name)) == "torch." + name
+        assert isinstance(getattr(ember, name), ember.memory_format)
+        assert pickle.loads(pickle.dumps(getattr(ember, name))) is getattr(ember, name)
+    with pytest.raises(TypeError, match="must be torch.memory_format, not str"):
+        ember.ones(2).contiguous(memory_format="channels_last")
+
+
+@pytest.mark.parametrize("mk", [
+    lambda L: L.ones(3).contiguous(memory_format=L.channels_last),
+    lambda L: L.ones(3).clone(memory_format=L.channels_last),
+    lambda L: L.empty(3, memory_format=L.channels_last),
+    lambda L: L.ones(2, 3, 4, 5).contiguous(memory_format=L.channels_last_3d),
+    lambda L: L.ones(2, 3, 4, 5).transpose(1, 2).contiguous(memory_format=L.preserve_format),
+    lambda L: L.empty(2, 3, memory_format=L.preserve_format),
+])
+def test_format_errors(mk):
+    with pytest.raises(RuntimeError) as et:
+        mk(torch)
+    with pytest.raises(RuntimeError) as ee:
+        mk(ember)
+    assert str(ee.value) == str(et.value)
+
+
+@pytest.mark.parametrize("size,stride", [
+    ((2, 3), (1, 2)), ((2, 3, 4), (12, 1, 3)), ((3, 4), (0, 1)), ((2, 2), (4, 1)),
+    ((0, 3), (3, 1)), ((), ()), ((5,), (2,)),
+])
+def test_empty_strided(size, stride):
+    for L in (torch, ember):
+        t = L.empty_strided(size, stride)
+        assert t.stride() == stride and tuple(t.shape) == size
+        n = L.empty_strided(size, stride, dtype=L.float64).new_empty_strided(size, stride)
+        assert n.stride() == stride and n.dtype == L.float64
+    e = ember.empty_strided(size, stride)
+    if e.numel():
+        e.as_strided((1,), (1,), 0).fill_(3.0)
+        assert e.reshape(-1)[0].item() == 3.0
+
+
+def test_view_after_layout_ops():
+    # the issue's examples: results laid out as PyTorch's can be viewed where its can
+    for L in (torch, ember):
+        a = L.ones(3, 4)
+        assert tuple(L.cat([a.t(), a.t()]).view(-1).shape) == (24,)
+        assert tuple(a.t()[:, [0, 1]].reshape(4, 2).view(-1).shape) == (8,)
+        assert tuple(a.t().softmax(0).view(-1).shape) == (12,)
+        assert tuple(a.t().cumsum(0).view(-1).shape) == (12,)
+    x = ember.ones(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+    assert x.stride() == (60, 1, 15, 3)
+    assert x.is_contiguous(memory_format=ember.channels_last) and not x.is_contiguous()
+    assert (x + 1).is_contiguous(memory_format=ember.channels_last)
+
+
+def test_module_to_memory_format():
+    for L in (torch, ember):
+        m = L.nn.Conv2d(3, 4, 3)
+        assert m.to(memory_format=L.channels_last) is m
+        assert m.weight.stride() == (27, 1, 9, 3) and m.bias.stride() == (1,)
+        assert isinstance(m.weight, L.nn.Parameter)
+        y = m(L.ones(2, 3, 8, 8).to(memory_format=L.channels_last))
+        assert y.stride() == (144, 1, 24, 4)
+        m.to(L.float64, memory_format=L.contiguous_format)
+        assert m.weight.stride() == (27, 9, 3, 1) and m.weight.dtype == L.float64
+
+
+def test_channels_last_values_and_grad():
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    res = []
+    for L in (torch, ember):
+        t = L.tensor(x, requires_grad=True)
+        y = t.contiguous(memory_format=L.channels_last)
+        z = (y.clone() * L.arange(5.0)).sum()
+        z.backward()
+        res.append((y.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_array_equal(res[0][0], res[1][0])
+    np.testing.assert_array_equal(res[0][1], res[1][1])
