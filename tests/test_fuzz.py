@@ -168,3 +168,84 @@ def test_header_weights_match_interpreter() -> None:
     exec(HEADER, ns)
     t = torch.zeros(2, 3, dtype=torch.complex128)
     np.testing.assert_array_equal(ns["w"](t).numpy(), weights((2, 3), "complex128"))
+
+
+# ---- issue 7: dtypes, NumPy scalars, out= and overlapping writes ---------------------------------
+
+def _features(prog: Program) -> set:
+    from fuzzer import walk
+    out = set()
+    for _, s in walk(prog.stmts):
+        if "out" in s.kwargs:
+            out.add("out=")
+        if any(isinstance(a, np.generic) for a in s.args):
+            out.add("numpy scalar")
+        if s.kind == "leaf":
+            out.add(s.kwargs["dtype"].name)
+        if s.kind == "binop" and s.fn in ("//", "%", "&", "|", "^", "<<", ">>"):
+            out.add("int op")
+        if s.kind == "getitem" and isinstance(s.args[1], slice) and s.view:
+            out.add("slice view")
+    return out
+
+
+def test_generator_draws_issue7_features() -> None:
+    """The CI range exercises what issue 7 asks the fuzzer for: float32/float64/complex64/
+    complex128 and integer data, NumPy-scalar operands, out= arguments."""
+    seen: set = set()
+    for seed in range(0, 120):
+        seen |= _features(generate(seed))
+    want = {"out=", "numpy scalar", "float32", "float64", "complex64", "complex128", "int64",
+            "int op"}
+    assert want <= seen, want - seen
+
+
+def test_self_check_out_ignored(monkeypatch) -> None:
+    """An ember function that accepts out= but leaves it untouched is reported."""
+    stmts = [_leaf("t0", [0.5, -0.3, 1.2], rg=False), _leaf("t1", [0.0, 0.0, 0.0], rg=False),
+             Stmt("func", ("t2",), "exp", (V("t0"),), {"out": V("t1")})]
+    prog = Program(-3, stmts)
+    assert check(prog) == []
+    exp = ember.exp
+    monkeypatch.setattr(ember, "exp", lambda x, out=None: exp(x))
+    kinds = {f.kind for f in check(prog)}
+    assert "out.val" in kinds or "final.val" in kinds, kinds
+
+
+def test_self_check_overlap_not_refused(monkeypatch) -> None:
+    """A partially overlapping copy_ that ember performs instead of raising PyTorch's overlap
+    error is reported (x[1:].copy_(x[:-1]) on a dense tensor)."""
+    stmts = [_leaf("t0", [0.5, -0.3, 1.2, 2.0], rg=False),
+             Stmt("getitem", ("t1",), args=(V("t0"), slice(1, None)), view=True),
+             Stmt("getitem", ("t2",), args=(V("t0"), slice(None, 3)), view=True),
+             Stmt("method", (), "copy_", (V("t1"), V("t2")))]
+    prog = Program(-4, stmts)
+    assert check(prog) == []      # ember raises PyTorch's error too
+    copy_ = ember.Tensor.copy_
+
+    def careless(self, src, non_blocking=False):
+        return copy_(self, src.clone())
+    monkeypatch.setattr(ember.Tensor, "copy_", careless)
+    kinds = {f.kind for f in check(prog)}
+    assert "missing_error" in kinds, kinds
+
+
+def test_self_check_numpy_scalar_promotion(monkeypatch) -> None:
+    """Treating a NumPy float64 scalar as a float64 tensor (NumPy's rule, not PyTorch's) is
+    reported as a dtype disagreement."""
+    a = np.asarray([0.5, -0.3], dtype=np.float32)
+    stmts = [Stmt("leaf", ("t0",), args=(D(a),), kwargs={"dtype": Dt("float32"),
+                                                         "requires_grad": False},
+                  extra={"tan": np.ones_like(a), "dual": False}),
+             Stmt("binop", ("t1",), "*", (V("t0"), np.float64(1.5)))]
+    prog = Program(-5, stmts)
+    assert check(prog) == []
+    mul = ember.Tensor.__mul__
+
+    def numpy_rule(self, other):
+        if isinstance(other, np.generic):
+            other = ember.tensor(np.asarray([other]))   # a float64 operand with a dim
+        return mul(self, other)
+    monkeypatch.setattr(ember.Tensor, "__mul__", numpy_rule)
+    kinds = {f.kind for f in check(prog)}
+    assert "out.dtype" in kinds, kinds

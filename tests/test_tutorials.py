@@ -750,3 +750,401 @@ def quickstart_device(torch, R):
 
 def test_quickstart_device():
     _both(quickstart_device)
+
+
+# ---- "Tensors" (beginner/basics/tensorqs_tutorial) ---------------------------------------------
+
+def tensorqs_tutorial(torch, R):
+    data = [[1, 2], [3, 4]]
+    x_data = torch.tensor(data)
+    np_array = np.array(data)
+    x_np = torch.from_numpy(np_array)
+    print(x_np)
+    x_ones = torch.ones_like(x_data)  # retains the properties of x_data
+    print(f"Ones Tensor: \n {x_ones} \n")
+    x_rand = torch.rand_like(x_data, dtype=torch.float)  # overrides the datatype of x_data
+    assert x_rand.dtype == torch.float32 and x_rand.shape == x_data.shape
+    x_rand = R.rand(*x_data.shape)
+    print(f"Random Tensor: \n {x_rand} \n")
+
+    shape = (2, 3,)
+    rand_tensor = torch.rand(shape)
+    assert rand_tensor.shape == shape
+    rand_tensor = R.rand(*shape)
+    ones_tensor = torch.ones(shape)
+    zeros_tensor = torch.zeros(shape)
+    print(f"Random Tensor: \n {rand_tensor} \n")
+    print(f"Ones Tensor: \n {ones_tensor} \n")
+    print(f"Zeros Tensor: \n {zeros_tensor}")
+
+    tensor = R.rand(3, 4)
+    print(f"Shape of tensor: {tensor.shape}")
+    print(f"Datatype of tensor: {tensor.dtype}")
+    print(f"Device tensor is stored on: {tensor.device}")
+    # We move our tensor to the current accelerator if available
+    if torch.accelerator.is_available():
+        tensor = tensor.to(torch.accelerator.current_accelerator())
+    # the tutorial's older form
+    if torch.cuda.is_available():
+        tensor = tensor.to("cuda")
+
+    tensor = torch.ones(4, 4)
+    print(f"First row: {tensor[0]}")
+    print(f"First column: {tensor[:, 0]}")
+    print(f"Last column: {tensor[..., -1]}")
+    tensor[:, 1] = 0
+    print(tensor)
+
+    t1 = torch.cat([tensor, tensor, tensor], dim=1)
+    print(t1)
+
+    # This computes the matrix multiplication between two tensors. y1, y2, y3 will have the
+    # same value
+    y1 = tensor @ tensor.T
+    y2 = tensor.matmul(tensor.T)
+    y3 = torch.rand_like(y1)
+    torch.matmul(tensor, tensor.T, out=y3)
+    print(y1, y2, y3)
+    # This computes the element-wise product. z1, z2, z3 will have the same value
+    z1 = tensor * tensor
+    z2 = tensor.mul(tensor)
+    z3 = torch.rand_like(tensor)
+    torch.mul(tensor, tensor, out=z3)
+    print(z1, z2, z3)
+
+    agg = tensor.sum()
+    agg_item = agg.item()
+    print(agg_item, type(agg_item))
+
+    print(f"{tensor} \n")
+    tensor.add_(5)
+    print(tensor)
+
+    t = torch.ones(5)
+    print(f"t: {t}")
+    n = t.numpy()
+    print(f"n: {n}")
+    t.add_(1)
+    print(f"t: {t}")
+    print(f"n: {n}")
+
+    n = np.ones(5)
+    t = torch.from_numpy(n)
+    np.add(n, 1, out=n)
+    print(f"t: {t}")
+    print(f"n: {n}")
+    return y3, z3
+
+
+def test_tensorqs_tutorial():
+    (ye, ze), (yt, zt) = _both(tensorqs_tutorial)
+    np.testing.assert_array_equal(_np(ye), _np(yt))
+    np.testing.assert_array_equal(_np(ze), _np(zt))
+
+
+# ---- "Tensors" of the 60-minute blitz (the older beginner/blitz/tensor_tutorial) ---------------
+
+def blitz_tensor_tutorial(torch, R):
+    x = torch.empty(5, 3)
+    assert x.shape == (5, 3)
+    x = torch.zeros(5, 3, dtype=torch.long)
+    print(x)
+    x = torch.tensor([5.5, 3])
+    print(x)
+    x = x.new_ones(5, 3, dtype=torch.double)  # new_* methods take in sizes
+    print(x)
+    x = torch.randn_like(x, dtype=torch.float)  # override dtype!
+    assert x.dtype == torch.float32
+    x = R.randn(5, 3)
+    print(x)
+    print(x.size())
+    y = R.rand(5, 3)
+    print(x + y)
+    print(torch.add(x, y))
+    result = torch.empty(5, 3)
+    torch.add(x, y, out=result)
+    print(result)
+    y.add_(x)
+    print(y)
+    print(x[:, 1])
+    x = R.randn(4, 4)
+    y = x.view(16)
+    z = x.view(-1, 8)  # the size -1 is inferred from other dimensions
+    print(x.size(), y.size(), z.size())
+    x = R.randn(1)
+    print(x)
+    print(x.item())
+    a = torch.ones(5)
+    print(a)
+    b = a.numpy()
+    print(b)
+    a.add_(1)
+    print(a)
+    print(b)
+    a = np.ones(5)
+    b = torch.from_numpy(a)
+    np.add(a, 1, out=a)
+    print(a)
+    print(b)
+    # let us run this cell only if CUDA is available
+    # We will use ``torch.device`` objects to move tensors in and out of GPU
+    if torch.cuda.is_available():
+        device = torch.device("cuda")          # a CUDA device object
+        y = torch.ones_like(x, device=device)  # directly create a tensor on GPU
+        x = x.to(device)                       # or just use strings ``.to("cuda")``
+        z = x + y
+        print(z)
+        print(z.to("cpu", torch.double))       # ``.to`` can also change dtype together!
+    return result
+
+
+def test_blitz_tensor_tutorial():
+    re_, rt = _both(blitz_tensor_tutorial)
+    np.testing.assert_array_equal(_np(re_), _np(rt))
+
+
+# ---- "A Gentle Introduction to torch.autograd" (beginner/blitz/autograd_tutorial) --------------
+
+def blitz_autograd_tutorial(torch, R):
+    a = torch.tensor([2., 3.], requires_grad=True)
+    b = torch.tensor([6., 4.], requires_grad=True)
+    Q = 3 * a**3 - b**2
+    external_grad = torch.tensor([1., 1.])
+    Q.backward(gradient=external_grad)
+    # check if collected gradients are correct
+    print(9 * a**2 == a.grad)
+    print(-2 * b == b.grad)
+
+    x = R.rand(5, 5)
+    y = R.rand(5, 5)
+    z = torch.rand((5, 5), requires_grad=True)
+    a = x + y
+    print(f"Does `a` require gradients?: {a.requires_grad}")
+    b = x + z
+    print(f"Does `b` require gradients?: {b.requires_grad}")
+
+    # the older version of the page
+    x = torch.ones(2, 2, requires_grad=True)
+    print(x)
+    y = x + 2
+    print(y)
+    print(y.grad_fn)
+    z = y * y * 3
+    out = z.mean()
+    print(z, out)
+    a = R.randn(2, 2)
+    a = ((a * 3) / (a - 1))
+    print(a.requires_grad)
+    a.requires_grad_(True)
+    print(a.requires_grad)
+    b = (a * a).sum()
+    print(b.grad_fn)
+    out.backward()
+    print(x.grad)
+    x = R.randn(3, requires_grad=True)
+    y = x * 2
+    while y.data.norm() < 1000:
+        y = y * 2
+    print(y)
+    v = torch.tensor([0.1, 1.0, 0.0001], dtype=torch.float)
+    y.backward(v)
+    print(x.grad)
+    print(x.requires_grad)
+    print((x ** 2).requires_grad)
+    with torch.no_grad():
+        print((x ** 2).requires_grad)
+    print(x.requires_grad)
+    y = x.detach()
+    print(y.requires_grad)
+    print(x.eq(y).all())
+    return x.grad
+
+
+def test_blitz_autograd_tutorial():
+    ge, gt = _both(blitz_autograd_tutorial)
+    np.testing.assert_array_equal(_np(ge), _np(gt))
+
+
+# ---- "Learning PyTorch with Examples": Tensors, Autograd, custom Function -----------------------
+
+def polynomial_tensor(torch, R):
+    dtype = torch.float
+    device = torch.device("cpu")
+    # device = torch.device("cuda:0") # Uncomment this to run on GPU
+
+    # Create random input and output data
+    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+    y = torch.sin(x)
+
+    # Randomly initialize weights
+    a = torch.randn((), device=device, dtype=dtype)
+    b = torch.randn((), device=device, dtype=dtype)
+    c = torch.randn((), device=device, dtype=dtype)
+    d = torch.randn((), device=device, dtype=dtype)
+    a, b, c, d = (R.randn(()) for _ in range(4))
+
+    learning_rate = 1e-6
+    for t in range(2000):
+        # Forward pass: compute predicted y
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+
+        # Compute and print loss
+        loss = (y_pred - y).pow(2).sum().item()
+        if t % 100 == 99:
+            print(t, loss)
+
+        # Backprop to compute gradients of a, b, c, d with respect to loss
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_a = grad_y_pred.sum()
+        grad_b = (grad_y_pred * x).sum()
+        grad_c = (grad_y_pred * x ** 2).sum()
+        grad_d = (grad_y_pred * x ** 3).sum()
+
+        # Update weights using gradient descent
+        a -= learning_rate * grad_a
+        b -= learning_rate * grad_b
+        c -= learning_rate * grad_c
+        d -= learning_rate * grad_d
+
+    print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
+
+
+def test_polynomial_tensor():
+    _both(polynomial_tensor)
+
+
+def polynomial_autograd(torch, R):
+    dtype = torch.float
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch.set_default_device(device)
+
+    # Create Tensors to hold input and outputs.
+    # By default, requires_grad=False, which indicates that we do not need to
+    # compute gradients with respect to these Tensors during the backward pass.
+    x = torch.linspace(-math.pi, math.pi, 2000, dtype=dtype)
+    y = torch.sin(x)
+
+    # Create random Tensors for weights. For a third order polynomial, we need
+    # 4 weights: y = a + b x + c x^2 + d x^3
+    # Setting requires_grad=True indicates that we want to compute gradients with
+    # respect to these Tensors during the backward pass.
+    a = torch.randn((), dtype=dtype, requires_grad=True)
+    b = torch.randn((), dtype=dtype, requires_grad=True)
+    c = torch.randn((), dtype=dtype, requires_grad=True)
+    d = torch.randn((), dtype=dtype, requires_grad=True)
+    a, b, c, d = (R.randn((), requires_grad=True) for _ in range(4))
+
+    learning_rate = 1e-6
+    for t in range(2000):
+        y_pred = a + b * x + c * x ** 2 + d * x ** 3
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            print(t, loss.item())
+        loss.backward()
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+
+            # Manually zero the gradients after updating weights
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+
+    print(f'Result: y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3')
+    print(torch.get_default_device())
+
+
+def test_polynomial_autograd():
+    try:
+        _both(polynomial_autograd)
+    finally:
+        ember.set_default_device(None)
+        _torch.set_default_device(None)
+
+
+def polynomial_custom_function(torch, R):
+    class LegendrePolynomial3(torch.autograd.Function):
+        """
+        We can implement our own custom autograd Functions by subclassing
+        torch.autograd.Function and implementing the forward and backward passes
+        which operate on Tensors.
+        """
+
+        @staticmethod
+        def forward(ctx, input):
+            """
+            In the forward pass we receive a Tensor containing the input and return
+            a Tensor containing the output. ctx is a context object that can be used
+            to stash information for backward computation. You can cache arbitrary
+            objects for use in the backward pass using the ctx.save_for_backward method.
+            """
+            ctx.save_for_backward(input)
+            return 0.5 * (5 * input ** 3 - 3 * input)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            """
+            In the backward pass we receive a Tensor containing the gradient of the loss
+            with respect to the output, and we need to compute the gradient of the loss
+            with respect to the input.
+            """
+            input, = ctx.saved_tensors
+            return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+    dtype = torch.float
+    device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() \
+        else torch.device("cpu")
+    # the older form of the page
+    device = torch.device("cuda:0") if torch.cuda.is_available() else device
+
+    # Create Tensors to hold input and outputs.
+    x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+    y = torch.sin(x)
+
+    # Create random Tensors for weights. For this example, we need
+    # 4 weights: y = a + b * P3(c + d * x), these weights need to be initialized
+    # not too far from the correct result to ensure convergence.
+    a = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    b = torch.full((), -1.0, device=device, dtype=dtype, requires_grad=True)
+    c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+    d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
+
+    learning_rate = 5e-6
+    for t in range(2000):
+        # To apply our Function, we use Function.apply method. We alias this as 'P3'.
+        P3 = LegendrePolynomial3.apply
+
+        # Forward pass: compute predicted y using operations; we compute
+        # P3 using our custom autograd operation.
+        y_pred = a + b * P3(c + d * x)
+
+        # Compute and print loss
+        loss = (y_pred - y).pow(2).sum()
+        if t % 100 == 99:
+            print(t, loss.item())
+
+        # Use autograd to compute the backward pass.
+        loss.backward()
+
+        # Update weights using gradient descent
+        with torch.no_grad():
+            a -= learning_rate * a.grad
+            b -= learning_rate * b.grad
+            c -= learning_rate * c.grad
+            d -= learning_rate * d.grad
+
+            # Manually zero the gradients after updating weights
+            a.grad = None
+            b.grad = None
+            c.grad = None
+            d.grad = None
+
+    print(f'Result: y = {a.item()} + {b.item()} * P3({c.item()} + {d.item()} x)')
+    print(y_pred.grad_fn, y_pred.grad_fn.next_functions[1][0].next_functions)
+
+
+def test_polynomial_custom_function():
+    _both(polynomial_custom_function)

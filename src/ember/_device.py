@@ -1,7 +1,7 @@
 """Devices: 'cpu' (NumPy arrays) and 'meta' (shape and dtype only, no data)."""
 from __future__ import annotations
 
-__all__ = ["device"]
+__all__ = ["device", "get_default_device", "set_default_device"]
 
 
 class device:
@@ -52,10 +52,27 @@ _CACHE["cpu"] = CPU
 META = device("meta")
 
 
+_DEFAULT: list = [None]     # set_default_device's device; None is the CPU
+
+
+def set_default_device(device_) -> None:
+    """``torch.set_default_device``: factory functions called without ``device=`` allocate
+    there. Naming 'cuda' is allowed (as in PyTorch); the factories then raise PyTorch's
+    "not compiled with CUDA" error. ``None`` restores the CPU."""
+    _DEFAULT[0] = None if device_ is None else device(device_)
+
+
+def get_default_device() -> device:
+    """``torch.get_default_device``."""
+    return CPU if _DEFAULT[0] is None else _DEFAULT[0]
+
+
 def as_device(d) -> device:
     """Parse a device argument; CUDA is named in the API but has no backend yet."""
     if d is None:
-        return CPU
+        d = _DEFAULT[0]
+        if d is None:
+            return CPU
     d = device(d)
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")

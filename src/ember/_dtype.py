@@ -12,6 +12,8 @@ __all__ = [
     "can_cast",
     "cdouble",
     "cfloat",
+    "chalf",
+    "complex32",
     "complex64",
     "complex128",
     "double",
@@ -31,6 +33,11 @@ __all__ = [
     "int64",
     "long",
     "promote_types",
+    "qint8",
+    "qint32",
+    "quint2x4",
+    "quint4x2",
+    "quint8",
     "result_type",
     "set_default_dtype",
     "short",
@@ -99,6 +106,47 @@ uint16 = dtype("uint16", np.uint16, _INT, False, "UInt16Tensor")
 uint32 = dtype("uint32", np.uint32, _INT, False, "UInt32Tensor")
 uint64 = dtype("uint64", np.uint64, _INT, False, "UInt64Tensor")
 SHELL_UINTS = (uint16, uint32, uint64)
+
+
+class _NameOnly(dtype):
+    """A dtype PyTorch names but ember cannot store: ``complex32`` (NumPy has no complex
+    type of two float16, and computing in it would need every kernel rewritten) and the
+    quantized types (ember has no quantized tensors). The object exists, with PyTorch's repr,
+    itemsize and flags, and promotes as PyTorch's does; making a tensor of it (anything that
+    asks for its NumPy type) raises NotImplementedError saying so."""
+
+    __slots__ = ("_why",)
+
+    def __init__(self, name: str, itemsize: int, cat: int, why: str):
+        self.name = name
+        self.itemsize = itemsize
+        self.is_floating_point = False
+        self.is_complex = cat == _COMPLEX
+        self._cat = cat
+        self._legacy = ""
+        self._why = why
+
+    @property
+    def np(self):
+        raise NotImplementedError(f"ember cannot make tensors of dtype {self!r}: {self._why}")
+
+    @property
+    def is_signed(self) -> builtins.bool:
+        if self._cat == _QUANT:
+            raise RuntimeError("isSignedType not supported for quantized types")
+        return True
+
+
+_QUANT = 4
+_QWHY = "quantized tensors are not implemented in ember (the dtype exists as a name only)"
+complex32 = _NameOnly("complex32", 4, _COMPLEX, "NumPy has no half-precision complex type "
+                      "and ember does not emulate one; use complex64")
+quint8 = _NameOnly("quint8", 1, _QUANT, _QWHY)
+qint8 = _NameOnly("qint8", 1, _QUANT, _QWHY)
+qint32 = _NameOnly("qint32", 4, _QUANT, _QWHY)
+quint4x2 = _NameOnly("quint4x2", 1, _QUANT, _QWHY)
+quint2x4 = _NameOnly("quint2x4", 1, _QUANT, _QWHY)
+chalf = complex32
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
@@ -157,7 +205,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-               "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+               "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+               "complex32": "ComplexHalf", "quint8": "QUInt8", "qint8": "QInt8",
+               "qint32": "QInt32", "quint4x2": "QUInt4x2", "quint2x4": "QUInt2x4"}
 
 
 def type_name(d: dtype) -> str:
@@ -166,6 +216,17 @@ def type_name(d: dtype) -> str:
 
 
 def _promote(a: dtype, b: dtype) -> dtype:
+    if a._cat == _QUANT or b._cat == _QUANT:
+        raise RuntimeError(
+            "promoteTypes with quantized numbers is not handled yet; figure out what the correct "
+            f"rules should be, offending types: {type_name(a)} {type_name(b)}")
+    if a is complex32 or b is complex32:
+        # ComplexHalf absorbs bool, integers and float16; anything wider lifts it to the
+        # complex type of the wider one's precision
+        o = b if a is complex32 else a
+        if o._cat <= _INT or o is float16:
+            return complex32
+        return complex128 if o in (float64, complex128) else complex64
     if (a in SHELL_UINTS or b in SHELL_UINTS) and a._cat != _FLOAT and b._cat != _FLOAT:
         raise RuntimeError(
             "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._device import CPU, META
 from ._meta import MetaArray
 from ._state import STATE
@@ -137,7 +138,10 @@ class Tensor:
     def is_contiguous(self, memory_format=None) -> bool:
         if self.is_meta:
             return True
-        return _is_contiguous(self._data)
+        if memory_format is None or memory_format is _L.contiguous_format:
+            return _is_contiguous(self._data)
+        return _L.is_contiguous_as(self._data.shape, self.stride(),
+                                   _L.check_format(memory_format, "is_contiguous"))
 
     def data_ptr(self) -> int:
         return 0 if self.is_meta else _address(self._data)
@@ -308,7 +312,8 @@ class Tensor:
             from .autograd.graph import GRAD_LOCK
             with GRAD_LOCK:
                 cur = t._grad
-                t._grad = grad.clone(memory_format="contiguous") if cur is None else cur + grad
+                t._grad = (grad.clone(memory_format=_L.contiguous_format) if cur is None
+                           else cur + grad)
             return
         self._fn._hooks().retains[self._onr] = retain
 
@@ -358,6 +363,10 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Detach in place; refused on any differentiable view, as in PyTorch."""
+        if STATE.inference or self.is_inference():
+            # PyTorch's autograd kernel does not run in inference mode nor for inference
+            # tensors: a no-op
+            return self
         if self._base is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
@@ -496,7 +505,12 @@ class Tensor:
                 "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
                 "because of a torch.nn.utils.weight_norm usage, see "
                 "https://github.com/pytorch/pytorch/pull/103001")
-        t = _make(self._data.copy(), Version(), self._rg, None)
+        if type(self) is Tensor and not self.is_meta:
+            # shares copied memory with the other deep-copied tensors over the same storage
+            from ._storage import tensor_deepcopy
+            t = tensor_deepcopy(self, memo)
+        else:
+            t = _make(self._data.copy(), Version(), self._rg, None)
         if self._grad is not None:
             t._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = t

@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _root
+from .._tensor import Tensor, _Lazy, _root, raw_data
 from ..autograd.grad_mode import STATE
 
 __all__ = ["EXACT", "FOUND", "check_out_grad", "with_out", "write"]
@@ -85,9 +85,27 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
             kwargs = dict(kwargs, dtype=o.dtype)
         dtype = "cast"
     res = fn(*args, **kwargs)
-    return write(name, res, out, dtype=dtype,
-                 inputs=(args if inputs is None else inputs) if overlap else None,
-                 reduced_dim=reduced_dim, warn=warn)
+    r = write(name, res, out, dtype=dtype,
+              inputs=(args if inputs is None else inputs) if overlap else None,
+              reduced_dim=reduced_dim, warn=warn)
+    if STATE.fw_level >= 0 and (
+            _has_tangent((args, tuple(kwargs.values()))) or _has_tangent(out)):
+        # as PyTorch's autograd kernel: the out= op has run (out is written), then refuses
+        if name.startswith("aten::"):   # factory functions: no out= variant in autograd
+            raise NotImplementedError(
+                f"Trying to use forward AD with {name} that does not support it.")
+        raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
+                                  "support it because it is an out= function")
+    return r
+
+
+def _has_tangent(x) -> bool:
+    if isinstance(x, Tensor):
+        from ..autograd.forward_ad import fw_of
+        return fw_of(x) is not None
+    if isinstance(x, (list, tuple)):
+        return any(_has_tangent(e) for e in x)
+    return False
 
 
 def _check_out_type(name: str, out) -> None:
@@ -170,7 +188,7 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
             "make a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details.")
     if inputs is not None:
-        d = out._data
+        d = raw_data(out)
         if d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
             raise RuntimeError(SELF_OVERLAP)
         from ._dispatch import check_overlap
@@ -179,7 +197,9 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
         _resize(out, r, reduced_dim, warn)
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(out)
-    d = out._data
+    d = raw_data(out)
+    if isinstance(out, _Lazy):   # a conj (neg) view stores the inverse transform
+        r = type(out)._fn_np(np.asarray(r))
     try:
         np.copyto(d, r, casting="unsafe")
     except ValueError:   # a read-only (expanded) out: PyTorch writes it all the same

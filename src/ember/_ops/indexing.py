@@ -8,6 +8,7 @@ double backward records a graph.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -318,7 +319,9 @@ def _adv_key(shape, adv) -> tuple:
             last = dim + a.ndim
         else:
             size = shape[dim]
-            if a.size:
+            if a.size and not (type(a) is np.ndarray and a.dtype == _I64
+                               and _MAX((a + size).view(np.uint64), None) < 2 * size):
+                # (the quick test: -size <= a < size is 0 <= a + size < 2 size, read unsigned)
                 bad = a[(a < -size) | (a >= size)]
                 if bad.size:
                     raise IndexError(
@@ -328,7 +331,8 @@ def _adv_key(shape, adv) -> tuple:
             arrays.append(a)
             last = dim + 1
     try:
-        np.broadcast_shapes(*[a.shape for a in arrays])
+        if len(arrays) > 1:
+            np.broadcast_shapes(*[a.shape for a in arrays])
     except ValueError:
         raise IndexError(
             "shape mismatch: indexing tensors could not be broadcast together with shapes "
@@ -380,15 +384,16 @@ def _setitem(self: Tensor, key, value) -> None:
     basic, trivial, adv = _parse(self, key)
     v = self if trivial else getitem_basic(self, basic)
     if not adv:
-        # as PyTorch: a number or a 0-dim tensor fills (FillBackward3), anything else copies
+        # as PyTorch's copy_to: equal sizes copy (CopyBackwards: x[1] = t0 with 0-dim t0),
+        # else a number or a 0-dim tensor fills (FillBackward3), anything else copies
         if not isinstance(value, Tensor):
             value = _make(np.full((), S.setitem_value(value, self.dtype),
                                    self._data.dtype),
                           Version(), False, None)
-        if value._data.ndim == 0:
-            v.fill_(value)
-        elif value._data.shape == v._data.shape:
+        if value._data.shape == v._data.shape:
             v.copy_(value)
+        elif value._data.ndim == 0:
+            v.fill_(value)
         else:
             # as PyTorch's copy_to: all leading ones dropped, then expanded (a size-1 value
             # becomes a number broadcast with zero strides: it partly overlaps its own view)
@@ -468,9 +473,21 @@ def _full_key(idx: np.ndarray, dim: int) -> tuple:
     """The NumPy key that reads ``a[i][j][idx[i][j]]`` style (gather/scatter) along ``dim``."""
     if idx.ndim == 0:
         return ()
-    grids = list(np.ogrid[tuple(slice(0, s) for s in idx.shape)])
+    grids = list(_grids(idx.shape))
     grids[dim] = idx
     return tuple(grids)
+
+
+@functools.lru_cache(maxsize=256)
+def _grids(shape: tuple) -> tuple:
+    """``np.ogrid`` over ``shape`` (read-only, cached: rebuilding it cost most of a small
+    gather's time)."""
+    out = []
+    for k, n in enumerate(shape):
+        g = np.arange(n).reshape((1,) * k + (n,) + (1,) * (len(shape) - k - 1))
+        g.flags.writeable = False
+        out.append(g)
+    return tuple(out)
 
 
 def _sub(a: np.ndarray, shape) -> np.ndarray:
@@ -479,9 +496,15 @@ def _sub(a: np.ndarray, shape) -> np.ndarray:
     return a[tuple(slice(0, s) for s in shape)]
 
 
+_I64 = np.dtype(np.int64)
+_MAX = np.maximum.reduce
+
+
 def _check_bounds(idx: np.ndarray, size: int, dim: int, prefix: str = "",
                   exc=RuntimeError) -> None:
     if idx.size:
+        if type(idx) is np.ndarray and idx.dtype == _I64 and _MAX(idx.view(np.uint64), None) < size:
+            return   # (negative indices read as unsigned are huge: one reduction checks both)
         bad = idx[(idx < 0) | (idx >= size)]
         if bad.size:
             raise exc(f"{prefix}index {int(bad.flat[0])} is out of bounds for dimension {dim} "
@@ -500,8 +523,21 @@ def _size(shape, d: int) -> int:
 
 def _gather_bwd_np(g, shape, dim, idx):
     z = np.zeros(shape, g.dtype)
+    if not idx.size:   # an empty index may have another rank than the input (PyTorch allows it)
+        return z
+    if z.ndim != idx.ndim:   # a 0-dim input or index: one element either way
+        np.add.at(z.reshape(-1), idx.reshape(-1), np.reshape(g, -1))
+        return z
     _add_at(z, _full_key(idx, dim), g)
     return z
+
+
+def _gather_np(x, dim, idx):
+    if not idx.size:
+        return np.zeros(idx.shape, x.dtype)
+    if x.ndim != idx.ndim:   # a 0-dim input or index: the output has the index's shape
+        return x.reshape(-1)[idx.reshape(-1)].reshape(idx.shape)
+    return x[_full_key(idx, dim)]
 
 
 def _gather_jvp(ns, tangents, primals, outs, dim, idx, in_shape):
@@ -510,14 +546,14 @@ def _gather_jvp(ns, tangents, primals, outs, dim, idx, in_shape):
 
 # inputs (self, index): both saved, as PyTorch saves them, so changing either in place before
 # backward raises its version error; the formulas use the int64 key array ``idx`` (a param)
-GATHER = Op("gather", lambda x, index, dim, idx, in_shape: x[_full_key(idx, dim)],
+GATHER = Op("gather", lambda x, index, dim, idx, in_shape: _gather_np(x, dim, idx),
             lambda ns, g, need, x, index, dim, idx, in_shape:
             (ns.gather_backward(g, in_shape, dim, idx), None),
             _gather_jvp, saves=(0, 1), names=("self", "index"))
 GATHER_BACK = Op("gather_backward", _gather_bwd_np,
                  lambda ns, g, need, shape, dim, idx: (ns.gather_arr(g, dim, idx),), linear=True,
                  node="ScatterAddBackward0")
-ns_fn("gather_arr", lambda x, dim, idx: x[_full_key(idx, dim)],
+ns_fn("gather_arr", _gather_np,
       lambda x, dim, idx: apply(GATHER, (x, None), (dim, idx, x._data.shape)))
 ns_fn("gather_backward", _gather_bwd_np,
       lambda g, shape, dim, idx: apply(GATHER_BACK, (g,), (tuple(shape), dim, idx)))
@@ -532,18 +568,16 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     shape = input._data.shape
     idx = index._data
     d = _dim_of(shape, dim)
-    if idx.dtype not in _I32_64:
+    if idx.dtype not in _I32_64 and idx.size:   # PyTorch checks non-empty indices only
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if max(idx.ndim, 1) != max(len(shape), 1):
+    if max(idx.ndim, 1) != max(len(shape), 1) and idx.size:
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(idx.ndim):
+    for k in range(idx.ndim if idx.size else 0):
         if k != d and idx.shape[k] > _size(shape, k):
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {_shape_str(idx.shape)} "
                 f"to be no larger than self {_shape_str(shape)} apart from dimension {d}")
     _check_bounds(idx, _size(shape, d), d)
-    if len(shape) != idx.ndim:
-        idx = idx.reshape(shape)
     return apply(GATHER, (input, index), (d, idx.astype(np.int64), shape))
 
 
@@ -661,6 +695,8 @@ def _check_reduce(reduce):
 def _scatter(self: Tensor, dim, index, src=None, value=None, reduce=None, in_place=False):
     if src is None:
         src = value
+    if in_place:   # PyTorch's autograd kernel refuses before the kernel checks its arguments
+        check_inplace(self, (src,) if isinstance(src, Tensor) else ())
     _check_reduce(reduce)
     d, idx = _scatter_checks(self, dim, index, src)
     if isinstance(src, Tensor):
@@ -701,6 +737,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None
 
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    check_inplace(self, (src,))   # autograd's refusal first, as in PyTorch
     d, idx = _scatter_checks(self, dim, index, src)
     return inplace(SCATTER_ADD, self, (src,), (d, idx), overlap=2)
 
@@ -772,7 +809,8 @@ INDEX_FILL_T = Op("index_fill_tensor",
                   lambda x, v, dim, idx: _index_fill_np(x, dim, idx, v),
                   lambda ns, g, need, dim, idx:
                   (ns.index_zero(g, dim, idx) if need[0] else None,
-                   ns.index_select(g, dim, idx) if need[1] else None),
+                   # each filled slice once, as PyTorch (which takes the unique indices)
+                   ns.index_select(g, dim, np.unique(idx)) if need[1] else None),
                   linear=True, node="IndexFillBackward1")
 ns_fn("index_select", _index_select_np,
       lambda g, dim, idx: apply(INDEX_SELECT, (g,), (dim, idx, g._data.shape)))
@@ -1113,6 +1151,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
             f"dimensions, but got {len(shape)} dimensions for input, and {len(ishape)} "
             "dimensions for indices")
     d = _dim_of(shape, dim)
+    if shape and type(indices._data) is np.ndarray and (indices._data < 0).any():
+        # PyTorch's take_along_dim (unlike gather) takes negative indices along ``dim``
+        indices = indices + (indices < 0) * shape[d]
     ss = list(shape)
     if ss:
         ss[d] = ishape[d]
@@ -1120,8 +1161,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
     ind = indices.broadcast_to(tuple(b)) if tuple(b) != ishape else indices
     if b:
         b[d] = shape[d]
-    inp = input.broadcast_to(tuple(b)) if tuple(b) != shape else input
-    return gather(inp, d, ind)
+    # always through expand, as PyTorch's helper (ExpandBackward0 under the gather; a view of an
+    # inference tensor made outside inference mode does not require grad, so nothing records)
+    return gather(input.expand(tuple(b)), d, ind)
 
 
 # ---- nonzero -----------------------------------------------------------------------------

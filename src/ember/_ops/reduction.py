@@ -19,10 +19,12 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
+from ._dispatch import HALF_NP
 from ._out import with_out
-from ._registry import Op, apply, method, ns_fn, wrap_outputs
+from ._registry import NP, Op, apply, method, ns_fn, wrap_outputs
 
 __all__ = [
     "all",
@@ -53,6 +55,24 @@ _INF = math.inf
 
 
 # ---- shared helpers ----------------------------------------------------------------------
+
+def in_float32(fn):
+    """A forward on arrays that computes half inputs in float32 and rounds each result once to
+    the input's half type, as PyTorch's reduction and scan kernels accumulate half types in
+    float32; an accumulation dtype parameter equal to the half type becomes float32 too."""
+    def f(x, *params):
+        if type(x) is not np.ndarray or x.dtype not in HALF_NP:
+            return fn(x, *params)
+        h = x.dtype
+        params = tuple(np.dtype(np.float32) if isinstance(q, np.dtype) and q == h else q
+                       for q in params)
+        r = fn(x.astype(np.float32), *params)
+        if type(r) is tuple:
+            return tuple(np.asarray(o).astype(h) for o in r)
+        return np.asarray(r).astype(h)
+    f.__name__ = fn.__name__
+    return f
+
 
 def dims_arg(dim, ndim: int) -> tuple | None:
     """Normalise a ``dim`` argument (None, int, or a sequence) to sorted positive dims; None
@@ -264,6 +284,15 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None)
 def _mean_fwd(x, dims, keepdim, npd, in_shape):
     if npd.itemsize == 2:   # half types: float32 accumulation, one rounding (as PyTorch)
         return np.mean(x, axis=dims, keepdims=keepdim, dtype=np.float32).astype(npd)
+    if type(x) is np.ndarray and npd.kind == "f" and x.dtype is npd:
+        # np.mean's own arithmetic (one add.reduce, then a division in place) without its
+        # Python wrappers, which cost twice the reduction on a small array
+        n = x.size if dims is None else math.prod([x.shape[d] for d in dims])
+        if n:
+            r = np.add.reduce(x, dims, npd, None, keepdim)
+            if type(r) is np.ndarray:
+                return np.true_divide(r, n, out=r, casting="unsafe")
+            return npd.type(r / n)
     return np.mean(x, axis=dims, keepdims=keepdim, dtype=npd)
 
 
@@ -321,7 +350,27 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=No
 # ---- prod ---------------------------------------------------------------------------------
 
 def _prod_fwd(x, dims, keepdim, npd):
+    if type(x) is np.ndarray and x.dtype in HALF_NP and npd == x.dtype:
+        return _half_prod(x, dims, keepdim)
     return np.prod(x, axis=dims, keepdims=keepdim, dtype=npd)
+
+
+def _half_prod(x, dims, keepdim):
+    """PyTorch's CPU prod of a half type: one product after another along the reduced elements,
+    each rounded to the half type (its accumulator is the half type; NumPy's accumulates in
+    float32)."""
+    red = tuple(range(x.ndim)) if dims is None else tuple(d % x.ndim for d in dims)
+    keep = [d for d in range(x.ndim) if d not in red]
+    kshape = tuple(x.shape[d] for d in keep)
+    n = math.prod(x.shape[d] for d in red)
+    y = np.transpose(x, keep + list(red)).reshape(kshape + (n,)).astype(np.float32)
+    acc = np.ones(kshape, np.float32)
+    for j in range(n):
+        acc = (acc * y[..., j]).astype(x.dtype).astype(np.float32)
+    out = acc.astype(x.dtype)
+    if keepdim:
+        out = out.reshape(tuple(1 if d in red else m for d, m in enumerate(x.shape)))
+    return out
 
 
 def _prod_masks(x, dims):
@@ -358,8 +407,22 @@ def _result_unread(vjp):
     return f
 
 
-PROD = _reduce_jvp(Op("prod", _prod_fwd, _result_unread(_prod_vjp), saves=(0,), save_out=True))
-PROD_DIM = _reduce_jvp(Op("prod_dim", _prod_fwd, _result_unread(_prod_vjp), saves=(0,),
+def _prod_vjp_result(ns, g, need, x, r, dims, keepdim, npd):
+    """prod's VJP as PyTorch's prod_backward: where the input has no zero, ``grad * conj(result
+    / input)``, reading the saved result (so a double backward reaches the result too, and a
+    half type rounds op by op); with zeros, the zero-safe formula."""
+    xa = x._data if isinstance(x, Tensor) else x
+    if x.ndim and type(xa) is np.ndarray and not (xa == 0).any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = expand_reduced(ns, r, x.shape, dims, keepdim) / x
+        return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.conj(q),)
+    return _prod_vjp(ns, g, need, x, dims, keepdim, npd)
+
+
+PROD = _reduce_jvp(Op("prod", _prod_fwd, _prod_vjp_result, saves=(0,),
+                      save_out=True))
+PROD_DIM = _reduce_jvp(Op("prod_dim", _prod_fwd, _prod_vjp_result,
+                          saves=(0,),
                           save_out=True, node="ProdBackward1"))
 ns_fn("prod_dims", lambda x, dims, keepdim: np.prod(x, axis=dims, keepdims=keepdim),
       lambda x, dims, keepdim: apply(PROD_DIM, (x,), (dims, keepdim, x._data.dtype)))
@@ -398,10 +461,14 @@ def _extreme_vjp(nan_ties):
 
 
 def _amax_fwd(x, dims, keepdim):
+    if type(x) is np.ndarray:   # the ufunc directly: np.max is a Python wrapper around it
+        return np.maximum.reduce(x, dims, None, None, keepdim)
     return np.max(x, axis=dims, keepdims=keepdim)
 
 
 def _amin_fwd(x, dims, keepdim):
+    if type(x) is np.ndarray:
+        return np.minimum.reduce(x, dims, None, None, keepdim)
     return np.min(x, axis=dims, keepdims=keepdim)
 
 
@@ -578,6 +645,7 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tenso
 
 # ---- var / std and their mean pairs --------------------------------------------------------
 
+@in_float32
 def _var_np(x, dims, keepdim, correction):
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -594,6 +662,14 @@ def _var_part(ns, g, x, dims, keepdim, correction):
     n = _n_reduced(x.shape, dims)
     dof = n - correction
     scale = 2.0 / dof if dof != 0 else _INF
+    if ns is NP and type(x) is np.ndarray and x.dtype in HALF_NP and dof > 0:
+        # PyTorch's var_backward on half tensors, op by op: (2 / dof) * grad (float32 scalar,
+        # rounded), times (self - self.mean(dim, keepdim=True)) (mean accumulated in float32)
+        h = x.dtype
+        with np.errstate(over="ignore"):
+            mu = np.mean(x, axis=dims, keepdims=True, dtype=np.float32).astype(h)
+            sg = (np.float32(scale) * np.asarray(g).astype(np.float32)).astype(h)
+        return expand_reduced(ns, sg, x.shape, dims, keepdim) * (x - mu)
     mu = ns.sum_dims(x, dims, True) / n
     return expand_reduced(ns, g, x.shape, dims, keepdim) * (x - mu) * scale
 
@@ -645,12 +721,13 @@ def _pair_jvp(is_std):
 
 
 VAR = _reduce_jvp(Op("var", _var_np, _var_vjp, saves=(0,)))
-STD = _reduce_jvp(Op("std", lambda x, *p: np.sqrt(_var_np(x, *p)), _std_vjp, saves=(0,),
-                     save_out=True))
-VAR_MEAN = Op("var_mean", lambda x, d, k, c: (_var_np(x, d, k, c), np.mean(x, d, keepdims=k)),
+STD = _reduce_jvp(Op("std", in_float32(lambda x, *p: np.sqrt(_var_np(x, *p))), _std_vjp,
+                     saves=(0,), save_out=True))
+VAR_MEAN = Op("var_mean", in_float32(lambda x, d, k, c: (_var_np(x, d, k, c),
+                                                         np.mean(x, d, keepdims=k))),
               _pair_vjp(False), _pair_jvp(False), saves=(0,), n_out=2)
-STD_MEAN = Op("std_mean", lambda x, d, k, c: (np.sqrt(_var_np(x, d, k, c)),
-                                              np.mean(x, d, keepdims=k)),
+STD_MEAN = Op("std_mean", in_float32(lambda x, d, k, c: (np.sqrt(_var_np(x, d, k, c)),
+                                                         np.mean(x, d, keepdims=k))),
               _pair_vjp(True), _pair_jvp(True), saves=(0,), save_out=(0,), n_out=2)
 
 
@@ -707,6 +784,8 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
 # ---- logsumexp / norm ---------------------------------------------------------------------
 
 def _lse_fwd(x, dims, keepdim):
+    if type(x) is np.ndarray and x.dtype in HALF_NP:
+        return _half_lse(x, dims, keepdim)
     # complex: PyTorch shifts by the real parts' maximum, so the result's imaginary part is the
     # principal one (logsumexp(z) of one element is log(exp(z)), not z)
     r = np.real(x)
@@ -717,7 +796,23 @@ def _lse_fwd(x, dims, keepdim):
     return _squeeze(s, dims, keepdim)
 
 
+def _half_lse(x, dims, keepdim):
+    """PyTorch's logsumexp of a half tensor, op by op in the half type (its composite: amax,
+    ``(self - maxes).exp_()``, a float32-accumulated sum, ``log_``, ``add_``), each rounded."""
+    h = x.dtype
+    m = np.max(x, axis=dims, keepdims=True, initial=-_INF)
+    m = np.where(np.isinf(m), 0, m).astype(h)
+    with np.errstate(divide="ignore", over="ignore"):
+        s = np.sum(np.exp(x - m), axis=dims, keepdims=True, dtype=np.float32).astype(h)
+        r = np.log(s) + m
+    return _squeeze(r, dims, keepdim)
+
+
 def _lse_vjp(ns, g, need, x, out, dims, keepdim):
+    if ns is NP and type(x) is np.ndarray and x.dtype in HALF_NP:
+        # logsumexp_backward, op by op in the half type: grad * (self - result).exp()
+        oe = expand_reduced(ns, out, x.shape, dims, keepdim)
+        return (expand_reduced(ns, g, x.shape, dims, keepdim) * np.exp(x - oe),)
     oe = expand_reduced(ns, out, x.shape, dims, keepdim)
     return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.conj(ns.exp(x - oe)),)
 
@@ -747,6 +842,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     return apply(LOGSUMEXP, (x,), (dims_arg(dim, x._data.ndim), keepdim))
 
 
+@in_float32
 def _norm_fwd(x, dims, keepdim, p):
     a = np.abs(x)
     if p == _INF:
@@ -836,7 +932,8 @@ def _logical(npf, input: Tensor, dim, keepdim: bool) -> Tensor:
     if dim is not None and not isinstance(dim, (int, np.integer)) and not len(dim):
         dims = ()   # PyTorch reduces nothing for an empty dim list here (unlike sum)
     r = npf(x, axis=dims, keepdims=keepdim)
-    return _plain(np.asarray(r, np.uint8 if x.dtype == np.uint8 else np.bool_))
+    # a reduction's result is row-major in PyTorch (NumPy's keepdims follows the input)
+    return _plain(_L.contiguous_np(np.asarray(r, np.uint8 if x.dtype == np.uint8 else np.bool_)))
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tensor:
@@ -867,6 +964,7 @@ def _cum_axis(x, dim):
     return x.reshape(1) if x.ndim == 0 else x, (0 if x.ndim == 0 else dim)
 
 
+@in_float32
 def _cumsum_fwd(x, dim, npd):
     a, d = _cum_axis(x, dim)
     return np.cumsum(a, axis=d, dtype=npd).reshape(x.shape)
@@ -880,6 +978,11 @@ def _rev_cumsum(ns, g, dim):
 def _cumsum_vjp(ns, g, need, dim, npd):
     if g.ndim == 0:
         return (g,)
+    if ns is NP and type(g) is np.ndarray and g.dtype in HALF_NP:
+        # PyTorch's reversed cumsum, grad.flip(dim).cumsum(dim).flip(dim): float32 sums rounded
+        # once each (the subtraction form below rounds differently in a half type)
+        r = np.cumsum(np.flip(g, dim), axis=dim, dtype=np.float32)
+        return (np.flip(r, dim).astype(g.dtype),)
     return (_rev_cumsum(ns, g, dim),)
 
 
@@ -888,6 +991,7 @@ ns_fn("cumsum_dim", lambda g, dim: np.cumsum(g, axis=dim),
       lambda g, dim: apply(CUMSUM, (g,), (dim, g._data.dtype)))
 
 
+@in_float32
 def _cumprod_fwd(x, dim, npd):
     a, d = _cum_axis(x, dim)
     return np.cumprod(a, axis=d, dtype=npd).reshape(x.shape)
@@ -905,8 +1009,8 @@ def _zero_masks(x, dim):
 def _cumprod_vjp(ns, g, need, x, dim, npd):
     # before the first zero z: sum_{i<=k<z} g_k out_k / x_i; at z: sum_{k>=z} g_k prod_{j<=k,
     # j != z} x_j; after it: 0 (every product then holds x_z = 0 and another factor is gone).
-    if x.ndim == 0 or not x.size:
-        return (g,)
+    if x.ndim == 0 or not (x.numel() if isinstance(x, Tensor) else x.size):
+        return (g,)   # (x is a tensor when the VJP is itself differentiated)
     before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
     at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)
     c1 = ns.cumprod_dim(ns.where(at, 1, x), dim)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
 from . import linalg as _linalg  # noqa: F401  (registers ns.squeeze / ns.unsqueeze)
@@ -224,7 +225,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
         return with_out(argsort, out, (input, dim, descending, stable), dtype="exact",
                         name="sort")
     _check_sortable(input)
-    return _plain(_sort_idx(input._data, _dim(input, dim), bool(descending)))
+    d = input._data
+    return _plain(_L.like_input(d, _sort_idx(d, _dim(input, dim), bool(descending))))
 
 
 def msort(input: Tensor, *, out=None) -> Tensor:
@@ -250,8 +252,39 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         raise RuntimeError("topk does not support bool dtypes on CPU")
     idx = _sort_idx(x, d, bool(largest))
     if x.ndim:   # a 0-dim input gives itself for k 0 or 1, as PyTorch's kernel does
-        idx = np.ascontiguousarray(np.take(idx, np.arange(k), axis=d))
+        idx = _topk_order(x, d, idx, k, bool(largest), bool(sorted))
     return _run(TOPK, input, (d, idx, x.shape), return_types.topk)
+
+
+def _topk_order(x: np.ndarray, d: int, idx: np.ndarray, k: int, largest: bool,
+                sorted_: bool) -> np.ndarray:
+    """The first ``k`` of the sorting indices ``idx``, except where PyTorch's kernel leaves
+    another order: rows with equal values among the chosen (which of them comes first), and
+    unsorted results of its nth_element path; those rows replay its STL algorithms."""
+    from ._stl_select import topk_row
+    n = x.shape[d]
+    first = np.ascontiguousarray(np.take(idx, np.arange(k), axis=d))
+    if k == 0 or x.size == 0:
+        return first
+    if sorted_ or k * 64 <= n:
+        s = np.take_along_axis(x, np.take(idx, np.arange(min(k + 1, n)), axis=d), axis=d)
+        a, b = np.take(s, np.arange(1, s.shape[d]), axis=d), np.take(s, np.arange(
+            s.shape[d] - 1), axis=d)
+        tie = a == b
+        if s.dtype.kind in "fc" or s.dtype == D.bfloat16.np:
+            tie |= np.isnan(a) & np.isnan(b)
+        rows = np.moveaxis(tie, d, -1).any(axis=-1).reshape(-1)
+        if not rows.any():
+            return first
+    else:
+        rows = np.ones(x.size // n, bool)
+    xs = np.moveaxis(x, d, -1).reshape(-1, n)
+    out = np.moveaxis(first, d, -1).reshape(-1, k).copy()
+    vals = xs if xs.dtype.kind in "iub" else xs.astype(np.float64)
+    for r in np.flatnonzero(rows):
+        out[r] = topk_row(vals[r].tolist(), k, largest, sorted_)
+    shape = list(np.moveaxis(first, d, -1).shape)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(shape), -1, d))
 
 
 # ---- kthvalue / median / nanmedian / mode --------------------------------------------------
@@ -491,7 +524,9 @@ def _lcse_vjp(ns, g, need, x, out, dim):
 
 def _lcse_jvp(ns, tangents, primals, outs, dim):
     x, t = primals[0], tangents[0]
-    if x.ndim == 0:
+    if x.ndim == 0 or not (x.numel() if isinstance(x, Tensor) else x.size):
+        # empty: the tangent is empty too (PyTorch's formula fails here, taking a max over
+        # the empty dim)
         return t
     if x.is_complex() if isinstance(x, Tensor) else x.dtype.kind == "c":
         e = ns.exp(x)   # as PyTorch: no shift (there is no complex max)

@@ -16,9 +16,9 @@ import scipy.special as _sc
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
-from ._dispatch import binary, inplace, to_operand, unary
+from ._dispatch import HALF_NP, binary, inplace, to_operand, unary
 from ._out import FOUND, with_out
-from ._registry import Op, method, ns_fn
+from ._registry import NP, Op, method, ns_fn
 from .pointwise import _is_cplx, _not_impl, _real_only, _unary, _zero_grad, arcsinh
 from .pointwise_more import _NOT_IMPL, _nodiff, _not_implemented
 
@@ -198,6 +198,15 @@ def _sinc_np(x):
 
 def _sinc_vjp(ns, g, need, x):
     # PyTorch's sinc_backward
+    if ns is NP and type(x) is np.ndarray and x.dtype in HALF_NP:
+        # op by op in the half type, each result rounded; ``* pi`` reads pi in float32
+        h = x.dtype
+        pi = np.float32(math.pi)
+        xp = (x.astype(np.float32) * pi).astype(h)
+        sq = ((x * x).astype(np.float32) * pi).astype(h)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = g * ((xp * np.cos(xp) - np.sin(xp)) / sq)
+        return (np.where(sq == 0, np.zeros((), h), out),)
     xp = x * math.pi
     sq = x * x * math.pi
     out = g * ns.conj((xp * ns.cos(xp) - ns.sin(xp)) / sq)
@@ -483,7 +492,8 @@ def _hypot_vjp(ns, g, need, a, b, r):
     return (g * a / r if need[0] else None, g * b / r if need[1] else None)
 
 
-HYPOT = Op("hypot", np.hypot, _hypot_vjp, saves=(0, 1), save_out=True, elementwise=True)
+HYPOT = Op("hypot", np.hypot, _hypot_vjp, saves=(0, 1), save_out=True, elementwise=True,
+           save_if=(0, 1))
 
 
 def hypot(input: Tensor, other: Tensor, *, out=None) -> Tensor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from math import prod as _prod
 from weakref import WeakSet
 
 import numpy as np
@@ -225,7 +226,18 @@ SQUEEZE_DIM = Op("squeeze_dim", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=T
                  node="SqueezeBackward1")
 SQUEEZE_DIMS = Op("squeeze_dims", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=True,
                   node="SqueezeBackward2")
-UNSQUEEZE = Op("unsqueeze", lambda x, dim: np.expand_dims(x, dim),
+def _unsqueeze_np(x, dim):
+    if type(x) is np.ndarray:   # what np.expand_dims does, without its argument handling
+        r = x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])
+        if dim == x.ndim and dim and r.strides[-1] != x.itemsize:
+            # PyTorch gives a new last dim stride 1 (NumPy repeats the previous dim's)
+            r = np.lib.stride_tricks.as_strided(x, r.shape, r.strides[:-1] + (x.itemsize,),
+                                                writeable=x.flags.writeable)
+        return r
+    return np.expand_dims(x, dim)
+
+
+UNSQUEEZE = Op("unsqueeze", _unsqueeze_np,
                lambda ns, g, need, dim: (g.squeeze(dim),), linear=True, is_view=True)
 
 
@@ -364,6 +376,12 @@ def _mT(self: Tensor) -> Tensor:
 def _expand_np(x, shape):
     """NumPy's broadcast, read-only (in-place writes through it raise PyTorch's overlap error)
     only when it repeats elements: an expand adding size-1 dims is a plain writable view."""
+    if type(x) is np.ndarray and x.ndim and x.dtype.fields is None:
+        n = _prod(shape)   # (the shapes were checked by expand)
+        if n == x.size and n:
+            return x.reshape(shape)
+        if n:
+            return _strided_ro(x, shape, _expand_strides(x, shape))
     v = np.broadcast_to(x, shape)
     if v.size == x.size and v.size and type(x) is np.ndarray:
         if x.ndim == 0:   # PyTorch's strides from a number are all zero
@@ -373,16 +391,37 @@ def _expand_np(x, shape):
     if type(x) is np.ndarray and x.ndim and v.size:
         # PyTorch's inferExpandGeometry: a dim that is not expanded keeps its stride (NumPy
         # zeroes every size-1 dim's), which later layouts (TensorIterator's order) look at
-        st = [0] * len(shape)
-        off = len(shape) - x.ndim
-        for i in range(len(shape) - 1, -1, -1):
-            j = i - off
-            if j >= 0:
-                st[i] = x.strides[j] if x.shape[j] == shape[i] else 0
-            elif shape[i] == 1:
-                st[i] = shape[i + 1] * st[i + 1] if i + 1 < len(shape) else x.itemsize
-        return np.lib.stride_tricks.as_strided(x, shape, tuple(st), writeable=False)
+        return np.lib.stride_tricks.as_strided(x, shape, _expand_strides(x, shape),
+                                               writeable=False)
     return v
+
+
+def _expand_strides(x: np.ndarray, shape) -> tuple:
+    st = [0] * len(shape)
+    off = len(shape) - x.ndim
+    for i in range(len(shape) - 1, -1, -1):
+        j = i - off
+        if j >= 0:
+            st[i] = x.strides[j] if x.shape[j] == shape[i] else 0
+        elif shape[i] == 1:
+            st[i] = shape[i + 1] * st[i + 1] if i + 1 < len(shape) else x.itemsize
+    return tuple(st)
+
+
+_Dummy = np.lib._stride_tricks_impl.DummyArray
+
+
+def _strided_ro(x: np.ndarray, shape, strides) -> np.ndarray:
+    """``as_strided(x, shape, strides, writeable=False)`` for a plain ndarray without a
+    structured dtype, without its Python-level generality (a third of a small expand's cost)."""
+    i = x.__array_interface__
+    i["shape"] = tuple(shape)
+    i["strides"] = strides
+    a = np.asarray(_Dummy(i, base=x))
+    if a.dtype != x.dtype:   # a type the interface cannot spell (ml_dtypes' bfloat16)
+        a = a.view(x.dtype)
+    a.flags.writeable = False
+    return a
 
 
 EXPAND = Op("expand", _expand_np,
@@ -443,6 +482,8 @@ def _np_sum_to(x, shape):
 def sum_to_size(self: Tensor, *size) -> Tensor:
     """Sum ``self`` down to ``size`` (the adjoint of expand)."""
     size = _shape_arg(size)
+    if not size:   # PyTorch's sum_to sums everything for an empty size, even a 0-dim self
+        return self.sum()
     if self._data.shape == size:
         return self
     return apply(SUM_TO, (self,), (size, self._data.shape))
@@ -605,6 +646,8 @@ def _as_strided_np(x, size, stride, offset):
     # the storage: through as_strided's wrapper objects too (a view made by as_strided counts
     # its offset from the same storage start as PyTorch's)
     root = _root(x)
+    if root.dtype != x.dtype and type(root) is np.ndarray:   # (.real of a complex storage)
+        root = np.ascontiguousarray(root).view(x.dtype) if root.flags.c_contiguous else root
     flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) if root.flags.c_contiguous \
         else root.reshape(-1)
     return np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),

@@ -65,6 +65,10 @@ class BackwardCFunction(FunctionCtx, Node):
 
     op = None
 
+    def __repr__(self) -> str:
+        c = type(self)
+        return f"<{c.__module__}.{c.__qualname__} object at {id(self):#x}>"
+
     def __init__(self):
         self._seq = next(_seq)
         self._h = None
@@ -172,8 +176,10 @@ class _FunctionMeta(type):
     """Gives each Function subclass its own backward node class, ``<Name>Backward``."""
 
     def __init__(cls, name, bases, attrs):
+        # as PyTorch's, the node class lives in this module: its repr reads
+        # <ember.autograd.function.NameBackward object at ...>
         backward_cls = type(name + "Backward", (BackwardCFunction,),
-                            {"_forward_cls": cls, "__module__": cls.__module__})
+                            {"_forward_cls": cls, "__module__": __name__})
         cls._backward_cls = backward_cls
         super().__init__(name, bases, attrs)
 
