@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
 import numpy as np
 import torch
@@ -52,6 +53,12 @@ def to_ember(x, leaves: dict):
         return [to_ember(i, leaves) for i in x]
     if isinstance(x, dict):
         return {k: to_ember(v, leaves) for k, v in x.items()}
+    if isinstance(x, torch.nn.Module) and not list(x.parameters()) \
+            and hasattr(ember.nn, type(x).__name__):
+        # a parameterless module given as an argument (a distance_function): ember's own
+        cls = getattr(ember.nn, type(x).__name__)
+        params = inspect.signature(cls).parameters
+        return cls(**{k: getattr(x, k) for k in params if hasattr(x, k)})
     if dataclasses.is_dataclass(x) and hasattr(ember.nn, type(x).__name__):
         # an options object (LinearCrossEntropyOptions): ember's own, same fields
         return getattr(ember.nn, type(x).__name__)(
@@ -90,6 +97,15 @@ _CALLS = {
     # OpInfo entries whose ``op`` takes its arguments in another order than the function
     "where": lambda x, condition, other: ember.where(condition, x, other),
     "polygamma": lambda x, n, **kw: ember.polygamma(n, x, **kw),
+    "einsum": lambda tensors, equation: ember.einsum(equation, tensors),
+    "nn.functional.embedding": lambda weight, idx, **k: ember.nn.functional.embedding(
+        idx, weight, **k),
+    "torch.ops.aten._safe_softmax.default": lambda x, *a, **k: ember._safe_softmax(x, *a, **k),
+}
+
+# entries told apart by their variant: (name, variant_test_name) -> ember callable
+VARIANT_CALLS = {
+    ("normal", "in_place"): lambda x, *a, **k: x.normal_(*a, **k),
 }
 
 
@@ -98,6 +114,13 @@ def ember_fn(name: str):
     named after Tensor methods (``float``, ``double``...) give the method."""
     if name in _CALLS:
         return _CALLS[name]
+    if "." not in name and not hasattr(ember, name) and not hasattr(ember.Tensor, name) \
+            and hasattr(ember.Tensor, name + "_"):
+        # a sampler entry whose OpInfo op fills its input in place (uniform -> Tensor.uniform_)
+        return getattr(ember.Tensor, name + "_")
+    if name.endswith("_") and not hasattr(ember, name) and hasattr(ember.Tensor, name):
+        # an in-place entry whose OpInfo op clones first (zero_, resize_)
+        return lambda x, *a, **k: getattr(x.clone(), name)(*a, **k)
     if "." not in name and not hasattr(ember, name) and not name.endswith("_"):
         # a Tensor method or property without a torch.* function (contiguous, byte, T, mH...);
         # in-place entries are left out (their OpInfo op clones first)

@@ -350,7 +350,9 @@ def test_every_multi_output_op_is_covered():
         f, arrays = CASES[name]
         es, _ = _leaves(arrays)
         _record(flat(f(ember, *es)))
-    internal = {"cdist_backward"}   # cdist's own backward (double backward: test_matrix)
+    # cdist's own backward (double backward: test_matrix); native_group_norm's statistics carry
+    # gradients in ember where PyTorch drops them (README; tests/test_aten_private.py)
+    internal = {"cdist_backward", "NativeGroupNormBackward0"}
     multi = {op.name for op in ALL_OPS if op.n_out > 1} - internal
     missing = sorted(multi - _SEEN_OPS)
     assert not missing, f"multi-output ops without a case in CASES: {missing}"

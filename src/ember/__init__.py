@@ -7,13 +7,15 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _alloc, _dtype
-from ._device import device
+from ._device import device, get_default_device, set_default_device  # noqa: F401
 from ._dtype import (
     bfloat16,
     bool,
     can_cast,
     cdouble,
     cfloat,
+    chalf,
+    complex32,
     complex64,
     complex128,
     double,
@@ -33,6 +35,11 @@ from ._dtype import (
     int64,
     long,
     promote_types,
+    qint8,
+    qint32,
+    quint2x4,
+    quint4x2,
+    quint8,
     set_default_dtype,
     short,
     uint8,
@@ -43,6 +50,8 @@ from ._dtype import (
 from ._size import Size
 from ._printing import *  # noqa: F401,F403
 from ._tensor import Tensor
+from ._storage import install as _install_storage  # noqa: E402
+_install_storage()  # Tensor.untyped_storage, storage, set_
 from ._ops import *  # noqa: F401,F403  (the operator namespace)
 from ._ops import __all__ as _ops_all
 from ._ops.creation import LEGACY as _LEGACY
@@ -77,7 +86,13 @@ globals().update(_LEGACY)
 _np.seterr(all="ignore")
 _alloc.tune_malloc()
 strided = "strided"
-contiguous_format = preserve_format = channels_last = "memory_format"
+from ._layout import (  # noqa: E402,F401  (torch.memory_format and its four values)
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 
 
 def result_type(tensor1, tensor2) -> dtype:
@@ -103,3 +118,9 @@ def numel(input: Tensor) -> int:
 
 
 __version__ = "0.1.0"
+from ._threads import (  # noqa: E402,F401  (torch.get_num_threads and friends)
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)

@@ -47,4 +47,11 @@ __all__ += random.__all__
 from ._uint import install as _install_uint  # noqa: E402  (shell uint kernel gaps)
 
 _install_uint(globals())
-from . import inference_rules  # noqa: E402,F401  (what PyTorch records on inference tensors)
+from . import aten_private  # noqa: E402  (torch.native_group_norm, _chunk_cat, ...)
+
+globals().update({_name: getattr(aten_private, _name) for _name in aten_private.__all__})
+__all__ += aten_private.__all__
+from . import (  # noqa: E402
+    inference_rules,  # noqa: F401  (what PyTorch records on inference tensors)
+    layout_rules,  # noqa: F401  (output layouts of op families, issue 7)
+)
