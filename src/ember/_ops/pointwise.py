@@ -68,8 +68,11 @@ __all__ = [
 
 
 def conj_np(x):
-    if type(x) is np.ndarray:   # (np.iscomplexobj costs more than the rest of a small VJP)
+    tx = type(x)
+    if tx is np.ndarray:   # (np.iscomplexobj costs more than the rest of a small VJP)
         return np.conj(x) if x.dtype.kind == "c" else x
+    if tx is float or tx is int:
+        return x
     return np.conj(x) if np.iscomplexobj(x) else x
 
 
@@ -172,7 +175,7 @@ RSUB_S = Op("rsub_s", _rsub_fwd, _rsub_vjp, elementwise=True, node="RsubBackward
 
 
 def _mul_vjp(ns, g, need, a, b):
-    if type(g) is np.ndarray and g.dtype in HALF_NP:
+    if type(g) is np.ndarray and g.dtype.itemsize == 2 and g.dtype in HALF_NP:
         # grad * scalar runs PyTorch's mul kernel, which reads the scalar in float32
         return (_half_scalar_op(np.multiply, g, b) if need[0] else None,
                 _half_scalar_op(np.multiply, g, a) if need[1] else None)
