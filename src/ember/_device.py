@@ -77,3 +77,13 @@ def as_device(d) -> device:
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
     return d
+
+
+def check_factory_options(layout=None, pin_memory: bool = False) -> None:
+    """A factory's ``layout`` and ``pin_memory``, as PyTorch's CPU build takes them: only the
+    strided layout exists in ember, and pinned memory needs an accelerator."""
+    if pin_memory:
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+    if layout is not None and str(layout) not in ("strided", "torch.strided", "ember.strided"):
+        raise NotImplementedError(f"ember has only the strided layout, not {layout}")

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _layout as _L
 from .. import _scalar as S
-from .._device import as_device
+from .._device import as_device, check_factory_options
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
@@ -253,6 +253,7 @@ def _check_nested(data, dt: D.dtype) -> None:
 def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """A new tensor copying ``data`` (``torch.tensor``); dtype inferred as PyTorch does."""
+    check_factory_options(None, pin_memory)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn(
@@ -334,6 +335,7 @@ def _empty_out(out: Tensor, size) -> Tensor:
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``torch.zeros``."""
+    check_factory_options(layout)
     if out is not None:
         return _out(zeros, out, size, dtype, device, requires_grad)
     if any(type(s) is builtins.int and s < 0 for s in (size[0] if len(size) == 1 and
@@ -345,6 +347,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
     """``torch.ones``."""
+    check_factory_options(layout)
     if out is not None:
         return _out(ones, out, size, dtype, device, requires_grad)
     return _filled(size, None, dtype, device, requires_grad, np.ones, "ones")
@@ -353,6 +356,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False, memory_format=None) -> Tensor:
     """``torch.empty`` (zero-filled here, so results are reproducible)."""
+    check_factory_options(layout, pin_memory)
     if out is not None:
         return _empty_out(out, size)
     mf = _L.check_format(memory_format, "empty")
@@ -369,6 +373,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                   pin_memory=False) -> Tensor:
     """``torch.empty_strided``: exactly these strides over a buffer of PyTorch's size
     (zero-filled here, so results are reproducible)."""
+    check_factory_options(layout, pin_memory)
     shape, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(shape) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -384,6 +389,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          requires_grad=False) -> Tensor:
     """``torch.full``: dtype inferred from the fill value when not given."""
+    check_factory_options(layout)
     if out is not None:
         return _out(full, out, (size, fill_value), dtype, device, requires_grad)
     if dtype is None:
@@ -433,24 +439,28 @@ def _like(t: Tensor, dtype, device, requires_grad, fill, memory_format=None) -> 
 def zeros_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     """``torch.zeros_like``."""
+    check_factory_options(layout)
     return _like(input, dtype, device, requires_grad, None, memory_format)
 
 
 def ones_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None) -> Tensor:
     """``torch.ones_like``."""
+    check_factory_options(layout)
     return _like(input, dtype, device, requires_grad, 1, memory_format)
 
 
 def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None) -> Tensor:
     """``torch.empty_like`` (zero-filled)."""
+    check_factory_options(layout)
     return _like(input, dtype, device, requires_grad, None, memory_format)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None) -> Tensor:
     """``torch.full_like``."""
+    check_factory_options(layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _like(input, dtype, device, requires_grad,
@@ -467,6 +477,7 @@ def _no_kernel(kernel: str, dtype, *missing) -> None:
 def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False) -> Tensor:
     """``torch.arange``: int64 for integer arguments, the default dtype otherwise."""
+    check_factory_options(layout)
     if out is not None:
         return _out(arange, out, (start, end, step), dtype, device, requires_grad,
                     warn=_ARANGE_RESIZE)
@@ -503,6 +514,7 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None,
 def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False) -> Tensor:
     """``torch.linspace``."""
+    check_factory_options(layout)
     if out is not None:
         return _out(linspace, out, (start, end, steps), dtype, device, requires_grad)
     if steps < 0:
@@ -537,6 +549,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None
 def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, device=None,
         requires_grad=False) -> Tensor:
     """``torch.eye``."""
+    check_factory_options(layout)
     if out is not None:
         return _out(eye, out, (n, m), dtype, device, requires_grad)
     if n < 0:

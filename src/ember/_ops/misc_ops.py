@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from .._device import check_factory_options
 from .._tensor import Tensor, _wrap_dim, set_history
 from ._dispatch import check_inplace, inplace, promoted, to_operand
 from ._registry import Op, apply, method, ns_fn
@@ -935,12 +936,14 @@ def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None, pin_memory=False) -> Tensor:
     """``torch.tril_indices``: the (2, N) coordinates of a row x col lower triangle."""
+    check_factory_options(layout, pin_memory)
     return _tri_indices(row, col, offset, False, dtype or D.int64)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None, pin_memory=False) -> Tensor:
     """``torch.triu_indices``: the (2, N) coordinates of a row x col upper triangle."""
+    check_factory_options(layout, pin_memory)
     return _tri_indices(row, col, offset, True, dtype or D.int64)
 
 
@@ -1014,6 +1017,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                    requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``torch.empty_permuted``: a tensor of ``size`` whose memory holds the dims in the order
     ``physical_layout`` (outermost first); zero-filled here."""
+    check_factory_options(layout, pin_memory)
     size = tuple(size)
     perm = tuple(physical_layout)
     if sorted(perm) != list(range(len(size))):
@@ -1031,6 +1035,7 @@ def new_empty_strided(self: Tensor, size, stride, *, dtype=None, device=None,
                       requires_grad: bool = False, layout=None, pin_memory=False) -> Tensor:
     """``Tensor.new_empty_strided``: a tensor with the given sizes and strides (zero-filled
     here), of ``self``'s dtype unless given."""
+    check_factory_options(layout, pin_memory)
     return _alloc(size, stride, dtype or self.dtype, requires_grad)
 
 

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._device import as_device
+from .._device import as_device, check_factory_options
 from .._device import device as _device_cls
 from .._meta import meta_like
 from .._tensor import Tensor
@@ -385,6 +385,7 @@ def rand(*size, generator: Generator | None = None, dtype: D.dtype | None = None
          device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs) -> Tensor:
     """``torch.rand``: uniform on [0, 1) (complex dtypes: each part)."""
+    check_factory_options(layout, pin_memory)
     size = _kw_size("rand", size, kwargs, {"generator": generator, "dtype": dtype})
     if not size:
         raise _bad_call("rand", (), {"generator": generator})
@@ -401,6 +402,7 @@ def randn(*size, generator: Generator | None = None, dtype: D.dtype | None = Non
           device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kwargs) -> Tensor:
     """``torch.randn``: standard normal (complex dtypes: each part has variance 1/2)."""
+    check_factory_options(layout, pin_memory)
     size = _kw_size("randn", size, kwargs, {"generator": generator, "dtype": dtype})
     if not size:
         raise _bad_call("randn", (), {"generator": generator})
@@ -430,6 +432,7 @@ def randint(*args, size=None, low=None, high=None, generator: Generator | None =
             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``torch.randint(high, size)`` / ``torch.randint(low, high, size)``: integers in
     [low, high), int64 unless ``dtype`` says otherwise (checked as ``random_`` does)."""
+    check_factory_options(layout, pin_memory)
     args = list(args)
     if size is None and len(args) in (2, 3):
         size = args.pop()
@@ -462,6 +465,7 @@ def randperm(n, *args, generator: Generator | None = None, dtype: D.dtype | None
              layout=None, device=None, requires_grad: bool = False,
              pin_memory: bool = False) -> Tensor:
     """``torch.randperm``: a random permutation of ``0..n-1`` (PyTorch's dtype checks)."""
+    check_factory_options(layout, pin_memory)
     if args:   # e.g. a generator given positionally
         raise _bad_call("randperm", (n,) + args, {"generator": generator})
     g = _check_gen("randperm", generator, (n,), {})
@@ -509,6 +513,7 @@ def _like_args(input: Tensor, dtype, device):
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype=None, layout=None,
               device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``torch.rand_like``."""
+    check_factory_options(layout)
     dt, dev = _like_args(input, dtype, device)
     return _laid_like(rand(tuple(input.shape), generator=generator, dtype=dt, device=dev,
                            requires_grad=requires_grad), input, memory_format)
@@ -517,6 +522,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype=None, 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype=None, layout=None,
                device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``torch.randn_like``."""
+    check_factory_options(layout)
     dt, dev = _like_args(input, dtype, device)
     return _laid_like(randn(tuple(input.shape), generator=generator, dtype=dt, device=dev,
                             requires_grad=requires_grad), input, memory_format)
@@ -526,6 +532,7 @@ def randint_like(input: Tensor, low=None, high=None, *, generator: Generator | N
                  dtype=None, layout=None, device=None, requires_grad: bool = False,
                  memory_format=None) -> Tensor:
     """``torch.randint_like(input, high)`` / ``(input, low, high)``: of ``input``'s dtype."""
+    check_factory_options(layout)
     if high is None:
         low, high = None, low
     if high is None:
@@ -707,6 +714,7 @@ def normal(mean=None, std=None, size=None, *, generator: Generator | None = None
     """``torch.normal``, all four overloads: (Tensor, Tensor) broadcast, (Tensor, float),
     (float, Tensor), (float, float, size). The tensor overloads record NormalBackward1/2/3
     (zero gradients, as in PyTorch)."""
+    check_factory_options(layout, pin_memory)
     if mean is None:
         raise TypeError('normal() missing 1 required positional arguments: "mean"')
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)

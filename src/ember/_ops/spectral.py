@@ -18,6 +18,7 @@ import numpy as np
 import scipy.special as _sc
 
 from .. import _dtype as D
+from .._device import check_factory_options
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name
 from ._registry import Op, apply, method, ns_fn
@@ -92,6 +93,7 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``torch.hamming_window``: alpha - beta * cos(2 pi n / (N - 1)); periodic windows are
     the first N of a window one longer."""
+    check_factory_options(layout, pin_memory)
     return _hamming("hamming_window", window_length, periodic, alpha, beta, dtype, device,
                     requires_grad)
 
@@ -111,6 +113,7 @@ def _hamming(fname, n, periodic, alpha, beta, dtype, device, requires_grad):
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                 device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``torch.hann_window``: the Hamming window with alpha = beta = 0.5."""
+    check_factory_options(layout, pin_memory)
     _window_dtype("hann_window", window_length, dtype, requires_grad)
     return _hamming("hamming_window", window_length, periodic, 0.5, 0.5, dtype, device,
                     requires_grad)
@@ -120,6 +123,7 @@ def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, la
                     device=None, pin_memory: bool = False, requires_grad: bool = False
                     ) -> Tensor:
     """``torch.bartlett_window``: the triangular window 1 - |2n / (N - 1) - 1|."""
+    check_factory_options(layout, pin_memory)
     n = window_length
     dt = _window_dtype("bartlett_window", n, dtype, requires_grad)
     if n <= 1:
@@ -137,6 +141,7 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, la
                     device=None, pin_memory: bool = False, requires_grad: bool = False
                     ) -> Tensor:
     """``torch.blackman_window``: 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
+    check_factory_options(layout, pin_memory)
     n = window_length
     dt = _window_dtype("blackman_window", n, dtype, requires_grad)
     if n <= 1:
@@ -155,6 +160,7 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
                   dtype=None, layout=None, device=None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:
     """``torch.kaiser_window``: I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta)."""
+    check_factory_options(layout, pin_memory)
     n = window_length
     dt = _window_dtype("kaiser_window", n, dtype, requires_grad)
     if n <= 1:
