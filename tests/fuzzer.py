@@ -583,6 +583,9 @@ class Run:
             self.env[n] = v
             self.layout[n] = self.layout_of(s)
             self.viewop[n] = s.view or s.kind == "leaf"
+            if s.fn == "contiguous" and s.args and isinstance(s.args[0], V):
+                # contiguous() may return its input itself: a view exactly when that was one
+                self.viewop[n] = self.viewop.get(s.args[0].name, True)
 
     def layout_of(self, s: Stmt) -> bool:
         if s.kind == "leaf":
@@ -1026,6 +1029,17 @@ def _version_delta(msg: str) -> str:
     return _VERSIONS.sub(lambda m: f"is {int(m[1]) - int(m[2])} versions ahead", msg)
 
 
+_SAVED_SHAPE = re.compile(r"\[(\w+) \[([\d, ]*)\]\]")
+
+
+def _squeeze_shapes(msg: str) -> str:
+    """The version error's saved-tensor shape without its size-1 dims: torch's einsum saves its
+    operands as internally unsqueezed/permuted views (``[1, 3, 1]`` for a ``[1, 3]`` operand),
+    an implementation detail."""
+    return _SAVED_SHAPE.sub(lambda m: "[%s [%s]]" % (m.group(1), ", ".join(
+        d for d in m.group(2).split(", ") if d and d != "1")), msg)
+
+
 def _same_error(a: tuple, b: tuple) -> bool:
     """Same exception type and message; in the version-counter error, torch's node name
     'AsStrided' for a tensor that is internally a view (a matmul result) is not compared, nor
@@ -1034,8 +1048,8 @@ def _same_error(a: tuple, b: tuple) -> bool:
     if a == b:
         return True
     if _VERSIONS.search(a[2]):
-        a = a[:2] + (_version_delta(a[2]),) + a[3:]
-        b = b[:2] + (_version_delta(b[2]),) + b[3:]
+        a = a[:2] + (_squeeze_shapes(_version_delta(a[2])),) + a[3:]
+        b = b[:2] + (_squeeze_shapes(_version_delta(b[2])),) + b[3:]
         if a == b:
             return True
     if a[1] != b[1] or not _VERSION_NODE.search(a[2]):

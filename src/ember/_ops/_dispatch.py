@@ -293,8 +293,11 @@ def check_inplace(self: Tensor, others: tuple = ()) -> None:
     if STATE.grad:
         _check_inplace_autograd(self, others)
     # the inference-tensor refusal comes after autograd's (ADInplaceOrView runs after Autograd)
+    # and, for an inference tensor (which has no autograd keys), after the kernel's own checks:
+    # PyTorch raises it when bumping the version after the write
     x = self._x
     if x is not None and x.inference and not STATE.inference:
+        check_overlap(self, [o for o in others if isinstance(o, Tensor)])
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
             "make a clone to get a normal tensor before doing inplace update.See "
