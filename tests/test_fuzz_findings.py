@@ -193,3 +193,15 @@ def test_double_backward_reaches_prods_saved_result():
         g, _ = M.autograd.grad(loss, [a, t5], create_graph=True)
         return M.autograd.grad((g * 3).sum(), [a, t5], allow_unused=True)
     same(f)
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_as_strided_writes_into_a_result_laid_out_like_its_transposed_input(real):
+    # seed 1614: a scalar op on a transposed tensor owns column-major memory; as_strided counts
+    # its offset in that memory and an in-place op through it writes there
+    def fn(M):
+        z = np.float64(-0.75) + M.zeros(2, 3, dtype=M.complex128).t()
+        v = z.real if real else z
+        v.as_strided((1, 1), (1, 1), 3).neg_()
+        return z
+    same(fn)

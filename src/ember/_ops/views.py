@@ -641,15 +641,31 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     return apply(DIAGONAL, (input,), (offset, d1, d2, input._data.shape))
 
 
+def _dense(a: np.ndarray) -> bool:
+    """Whether ``a`` covers one gap-free block of memory from its first element on."""
+    if a.flags.c_contiguous:
+        return True
+    expect = a.itemsize
+    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if st != expect:
+            return False
+        expect *= n
+    return True
+
+
 def _as_strided_np(x, size, stride, offset):
     item = x.itemsize
     # the storage: through as_strided's wrapper objects too (a view made by as_strided counts
     # its offset from the same storage start as PyTorch's)
     root = _root(x)
-    if root.dtype != x.dtype and type(root) is np.ndarray:   # (.real of a complex storage)
-        root = np.ascontiguousarray(root).view(x.dtype) if root.flags.c_contiguous else root
-    flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) if root.flags.c_contiguous \
-        else root.reshape(-1)
+    # the storage in memory order: an owner laid out in any dense order (a result adopting its
+    # input's permuted strides) starts at its lowest address
+    if _dense(root):
+        flat = np.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,))
+        if root.dtype != x.dtype and type(root) is np.ndarray:   # (.real of a complex storage)
+            flat = flat.view(x.dtype)
+    else:
+        flat = root.reshape(-1)
     return np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),
                                            tuple(s * item for s in stride))
 
