@@ -25,7 +25,9 @@ from fuzzer import (
     generate,
     minimize,
     report,
+    run_torch,
     to_source,
+    tolerance,
     weights,
 )
 
@@ -249,3 +251,15 @@ def test_self_check_numpy_scalar_promotion(monkeypatch) -> None:
     monkeypatch.setattr(ember.Tensor, "__mul__", numpy_rule)
     kinds = {f.kind for f in check(prog)}
     assert "out.dtype" in kinds, kinds
+
+
+def test_tolerance_follows_float32_made_by_promotion() -> None:
+    """An integer tensor times a Python float is float32: every later result (even a float64
+    one, cast back) carries float32 rounding, so the comparison is the loose one."""
+    i64 = Stmt("leaf", ("t0",), args=(D(np.array([1, -2, 3])),),
+               kwargs={"dtype": Dt("int64"), "requires_grad": False})
+    stmts = [i64, _leaf("t1", [0.5, -0.3, 1.2]),
+             Stmt("binop", ("t2",), "*", (V("t0"), 1.1)),
+             Stmt("binop", ("t3",), "+", (V("t2"), V("t1")))]
+    prog = Program(-4, stmts)
+    assert tolerance(Program(-4, stmts[1:2])) < tolerance(prog, run_torch(prog).events)

@@ -205,3 +205,34 @@ def test_as_strided_writes_into_a_result_laid_out_like_its_transposed_input(real
         v.as_strided((1, 1), (1, 1), 3).neg_()
         return z
     same(fn)
+
+
+def test_sgn_double_backward_reaches_its_saved_result():
+    # seed 4635: sgn's VJP is PyTorch's (g - r^2 conj(g)) / 2|x|, so the gradient of the
+    # first gradient with respect to sgn's own output (requested as an input) is torch's
+    def run(M):
+        x = M.tensor([1.2 + 0.3j, 0j, -0.5 + 2j], dtype=M.complex128, requires_grad=True)
+        r = M.sgn(x)
+        w = M.tensor([1 + 0.5j, 2 - 1j, -0.7 + 0.2j], dtype=M.complex128)
+        g, gr = M.autograd.grad((r * w).real.sum(), [x, r], create_graph=True)
+        hx, hr = M.autograd.grad((g * w).real.sum(), [x, r])
+        return g.grad_fn.name(), [t.detach().numpy() for t in (g, hx, hr)]
+    (tn, tv), (en, ev) = run(torch), run(ember)
+    assert tn == en == "MaskedFillBackward0"
+    for a, b in zip(tv, ev):
+        # at x = 0 the second derivatives are NaN (0/0 through the division), as in torch
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=0)
+    assert np.isnan(ev[1][1]) and np.isnan(ev[2][1])
+
+
+def test_sgn_tangent_is_its_gradient_map():
+    def fn(M):
+        import torch.autograd.forward_ad as tfw
+
+        import ember.autograd.forward_ad as efw
+        fw = tfw if M is torch else efw
+        with fw.dual_level():
+            x = fw.make_dual(M.tensor([1.2 + 0.3j, 0j], dtype=M.complex128),
+                             M.tensor([0.3 - 1j, 1 + 1j], dtype=M.complex128))
+            return fw.unpack_dual(M.sgn(x)).tangent
+    same(fn)

@@ -1047,6 +1047,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     return apply(MASKED_FILL, (input,), (m, value))
 
 
+ns_fn("masked_fill", lambda x, mask, value: np.where(mask, value, x), masked_fill)
+
+
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     m = _bool_mask(mask, "masked_fill_")
     _bshape(self._data.shape, m.shape)

@@ -522,9 +522,11 @@ def _sgn_np(x):
 def _sgn_vjp(ns, g, need, x, r):
     if not _is_cplx(x):
         return (ns.zeros_of(g, g.shape),)
+    # PyTorch's form (g - r^2 conj(g)) / 2|x|: the same first derivative as
+    # g - r Re(g conj(r)) / |x|, but a double backward differentiates the saved result r
+    # through this expression (at x = 0 that second derivative is NaN, as PyTorch's)
     a = ns.abs(x)
-    gi = (g - r * ns.real_of(g * ns.conj(r))) / ns.where(a == 0, 1, a)
-    return (ns.where(a == 0, 0, gi),)
+    return (ns.masked_fill((g - r * r * ns.conj(g)) / (2 * a), a == 0, 0),)
 
 
 def _sgn_jvp(ns, tangents, primals, outs):
