@@ -236,3 +236,95 @@ def test_sgn_tangent_is_its_gradient_map():
                              M.tensor([0.3 - 1j, 1 + 1j], dtype=M.complex128))
             return fw.unpack_dual(M.sgn(x)).tangent
     same(fn)
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "uint8", "bool", "float32", "complex64"])
+@pytest.mark.parametrize("alpha", [0.5, 1.7, -1.5, 2, True, 1 + 1j])
+def test_index_add_converts_alpha_to_the_tensors_type(dt, alpha):
+    # seed 7767: an int tensor's alpha=0.5 is 0 (PyTorch converts the Scalar to int64_t)
+    def fn(M):
+        d = getattr(M, dt)
+        src = M.ones(1, dtype=d) * (3 if dt != "bool" else True)
+        return M.zeros(2, dtype=d).index_add_(0, M.tensor([0]), src, alpha=alpha)
+    same(fn)
+
+
+@pytest.mark.parametrize("dt", ["float64", "float32"])
+def test_std_of_a_constant_matches_torchs_two_algorithms(dt):
+    # seed 9097: one output element is PyTorch's two-pass variance (a constant's std can be
+    # a tiny nonzero, and std's tangent follows it); several outputs are Welford's (exact 0)
+    def fn(M):
+        d = getattr(M, dt)
+        x = M.full((3,), 1.4, dtype=d)
+        return [x.std(), x.view(1, 3).std(1), x.expand(2, 3).std(), M.full((2, 3), 1.4, dtype=d)
+                .std(1), M.full((3, 2), 1.4, dtype=d).var(0), M.full((2, 6), 0.1, dtype=d).std(1)]
+    same(fn)
+
+
+_INFERENCE_INPLACE = {
+    "div_self": lambda M, a, b, n: a.div_(a), "add_inference": lambda M, a, b, n: a.add_(b),
+    "add_normal": lambda M, a, b, n: a.add_(n), "mul_number": lambda M, a, b, n: a.mul_(2),
+    "sub_number": lambda M, a, b, n: a.sub_(1), "iadd_number": lambda M, a, b, n: a.__iadd__(2),
+    "fill_": lambda M, a, b, n: a.fill_(1.0), "zero_": lambda M, a, b, n: a.zero_(),
+    "clamp_": lambda M, a, b, n: a.clamp_(0, 1), "pow_number": lambda M, a, b, n: a.pow_(2),
+    "exp_": lambda M, a, b, n: a.exp_(), "eq_number": lambda M, a, b, n: a.eq_(1),
+    "lerp_": lambda M, a, b, n: a.lerp_(b, 0.5), "copy_inference": lambda M, a, b, n: a.copy_(b),
+    "copy_normal": lambda M, a, b, n: a.copy_(n), "setitem": lambda M, a, b, n: a.__setitem__(
+        0, 1.0), "masked_fill_": lambda M, a, b, n: a.masked_fill_(a > 1, 1.0),
+    "index_add_": lambda M, a, b, n: a.index_add_(0, M.tensor([0]), b),
+    "scatter_value": lambda M, a, b, n: a.scatter_(0, M.tensor([0]), 1.0),
+    "atan2_": lambda M, a, b, n: a.atan2_(b), "fmod_number": lambda M, a, b, n: a.fmod_(2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INFERENCE_INPLACE))
+def test_inplace_on_an_inference_leaf_refuses_as_torchs_dispatch(case):
+    # seed 10471: an op whose arguments are all inference tensors never reaches autograd (they
+    # carry no autograd keys): the inference refusal, not the leaf one; a normal tensor among
+    # the arguments (a number add_/mul_ wraps, an index, a mask) brings autograd's check first
+    def fn(M):
+        with M.inference_mode():
+            a = M.tensor([1.0, 2.0], requires_grad=True)
+            b = M.tensor([1.0, 2.0])
+        return _INFERENCE_INPLACE[case](M, a, b, M.tensor([1.0, 2.0]))
+    same(fn)
+
+
+_COUNTED = {
+    "detach.mul_": (lambda a: a.detach(), lambda t: t.mul_(2)),
+    "detach.copy_": (lambda a: a.detach(), lambda t: t.copy_(t.new_ones(()))),
+    "detach.fill_": (lambda a: a.detach(), lambda t: t.fill_(3.0)),
+    "detach.zero_": (lambda a: a.detach(), lambda t: t.zero_()),
+    "detach.t_": (lambda a: a.detach(), lambda t: t.t_()),
+    "detach.detach.mul_": (lambda a: a.detach().detach(), lambda t: t.mul_(2)),
+    "data.mul_": (lambda a: a.data, lambda t: t.mul_(2)),
+    "detach.view.mul_": (lambda a: a.detach().view(4), lambda t: t.mul_(2)),
+    "detach[0].mul_": (lambda a: a.detach()[0], lambda t: t.mul_(2)),
+    "detach.setitem": (lambda a: a.detach(), lambda t: t.__setitem__(0, 1.0)),
+    "view.mul_": (lambda a: a.view(4), lambda t: t.mul_(2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_COUNTED))
+def test_detach_of_an_inference_tensor_takes_inplace_ops(case):
+    # seed 11802: PyTorch's detach() (and .data) of an inference tensor, made outside inference
+    # mode, is an inference tensor with a version counter of its own: in-place ops on it work
+    # there (and write the shared memory); its views, and the tensor itself, still refuse
+    make, op = _COUNTED[case]
+
+    def fn(M):
+        with M.inference_mode():
+            a = M.ones(2, 2, dtype=M.float64)
+        t = make(a)
+        op(t)
+        out = [t._version, t.is_inference(), a.clone()]
+        e = t.detach()
+        e.add_(1)   # a detach of it: a fresh counter again
+        with M.inference_mode():
+            t.add_(1)   # no count in inference mode
+        return out + [e._version, t._version, a.clone()]
+    same(fn)
+
+
+def test_setitem_of_an_int_on_a_0dim_tensor():
+    same(lambda M: M.zeros(()).__setitem__(0, 5.0))

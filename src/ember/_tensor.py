@@ -31,13 +31,17 @@ class Version:
 class _Extra:
     """A tensor's rarely used parts: hooks, retain_grad, inference and meta flags."""
 
-    __slots__ = ("detached", "hooks", "inference", "name", "post_acc", "retains", "view_op")
+    __slots__ = ("counted", "detached", "hooks", "inference", "name", "post_acc", "retains",
+                 "view_op")
 
     def __init__(self):
         self.hooks = None      # leaf hooks: {id: fn}
         self.retains = False
         self.post_acc = None   # {id: fn}
         self.inference = False
+        # an inference tensor with a working version counter: PyTorch's detach() (or .data) of
+        # one, made outside inference mode, takes in-place ops there (its views do not)
+        self.counted = False
         self.name = None
         self.detached = -1     # node sequence number when detach_() dropped a grad_fn
         # the view op (conj, neg_view, view_as_real, view_as_complex) that made a view whose
@@ -187,7 +191,7 @@ class Tensor:
     @property
     def _version(self) -> int:
         x = self._x
-        if x is not None and x.inference:
+        if x is not None and x.inference and not x.counted:
             raise RuntimeError("Inference tensors do not track version counter.")
         return self._vc.v
 
@@ -358,8 +362,14 @@ class Tensor:
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
-        """A new tensor sharing storage and version counter, out of the graph."""
-        return _view_of(self, raw_data(self), differentiable=False)
+        """A new tensor sharing storage and version counter, out of the graph (of an inference
+        tensor outside inference mode: one with a version counter of its own, as PyTorch's)."""
+        t = _view_of(self, raw_data(self), differentiable=False)
+        x = self._x
+        if x is not None and x.inference and not STATE.inference:
+            t._x.counted = True
+            t._vc = Version()
+        return t
 
     def detach_(self) -> Tensor:
         """Detach in place; refused on any differentiable view, as in PyTorch."""
@@ -393,6 +403,7 @@ class Tensor:
         x = self._x
         if x is not None and x.inference:
             d._extra().inference = True
+            d._x.counted = not STATE.inference
         return d
 
     @data.setter

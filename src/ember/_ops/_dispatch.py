@@ -20,7 +20,7 @@ from .._tensor import (
 )
 from ..autograd.forward_ad import fw_of, write_tangent
 from ..autograd.grad_mode import STATE
-from ._registry import NP, Op, apply, make_node, wrap_one, wrap_outputs, wrap_two
+from ._registry import NP, Op, _skips_autograd, apply, make_node, wrap_one, wrap_outputs, wrap_two
 from ._uint import SHELL_NP, UINT_GATED
 from ._uint import check as uint_check
 
@@ -286,17 +286,20 @@ def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
 
 # ---- in-place ---------------------------------------------------------------------------
 
-def check_inplace(self: Tensor, others: tuple = ()) -> None:
+def check_inplace(self: Tensor, others: tuple = (), op: Op | None = None) -> None:
     """PyTorch's refusals for in-place ops on tensors autograd needs intact, in its order: a view
     created in a special way, a view of a leaf, a leaf. ``others`` are the op's other operands
-    (a no-grad view written with a tensor that requires grad is refused too)."""
-    if STATE.grad:
+    (a no-grad view written with a tensor that requires grad is refused too). For an inference
+    tensor autograd's refusals come only when ``op`` still reaches autograd (some argument is
+    a normal tensor)."""
+    x = self._x
+    refused = x is not None and x.inference and not STATE.inference and not x.counted
+    if STATE.grad and (not refused or op is not None and not _skips_autograd(op, others)):
         _check_inplace_autograd(self, others)
     # the inference-tensor refusal comes after autograd's (ADInplaceOrView runs after Autograd)
-    # and, for an inference tensor (which has no autograd keys), after the kernel's own checks:
-    # PyTorch raises it when bumping the version after the write
-    x = self._x
-    if x is not None and x.inference and not STATE.inference:
+    # and, for an inference tensor, after the kernel's own checks: PyTorch raises it when
+    # bumping the version after the write
+    if refused:
         check_overlap(self, [o for o in others if isinstance(o, Tensor)])
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
@@ -403,7 +406,7 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     ``overlap``: 1 refuses an operand partly overlapping ``self``, 2 any overlap (index and
     scatter ops), 0 none (a fill value is read once)."""
     others = tuple(to_operand(o) for o in others)
-    check_inplace(self, others)
+    check_inplace(self, others, op)
     if overlap:
         check_overlap(self, others, overlap == 2)
     # a view whose elements share memory (as_strided): PyTorch's kernel computes element after
@@ -428,7 +431,9 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
                 except ValueError:
                     pass
                 else:
-                    self._vc.v += 1
+                    x = self._x
+                    if x is None or not x.inference or not STATE.inference:
+                        self._vc.v += 1
                     return self
             try:
                 out = op.fwd(da, db, *params)
@@ -550,7 +555,9 @@ def commit(op: Op, self: Tensor, inputs, params, out, record: bool, write: bool 
             np.copyto(d, out, casting="unsafe")
         except ValueError:  # a read-only broadcast (expanded) array
             _write_expanded(op, d, out)
-    self._vc.v += 1
+    x = self._x
+    if x is None or not x.inference or not STATE.inference:   # (inference mode: PyTorch does
+        self._vc.v += 1                                      # not count an inference tensor's)
     if node is not None:
         if op.save_out:
             s = list(node._saved)

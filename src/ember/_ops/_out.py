@@ -182,7 +182,7 @@ def _check_dtype_rule(rd, od, rule) -> None:
 def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) -> None:
     r = res._data
     x = out._x
-    if x is not None and x.inference and not STATE.inference:
+    if x is not None and x.inference and not STATE.inference and not x.counted:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
             "make a clone to get a normal tensor before doing inplace update.See "

@@ -353,7 +353,7 @@ def wrap_two(op: Op, a: Tensor, b: Tensor, params, out):
 # ops whose Python-number operands PyTorch wraps into (normal) tensors: its argument parser's
 # ``should_allow_numbers_as_tensors`` list; elsewhere a number is a Scalar, not a tensor
 _WRAPS_NUMBERS = frozenset({"add", "sub", "rsub", "rsub_s", "mul", "div", "div_mode",
-                            "floor_divide"})
+                            "floor_divide", "copy_"})
 
 
 def _skips_autograd(op: Op, inputs) -> bool:

@@ -206,7 +206,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     # PyTorch's copy_ records nothing (and checks nothing) when self's dtype cannot carry a
     # gradient: an integer tensor written from one that requires grad stays a leaf
     diff = self.is_floating_point() or self.is_complex()
-    check_inplace(self, (src,) if diff else ())
+    check_inplace(self, (src,) if diff else (), COPY)
     check_overlap(self, (src,))
     if isinstance(src, Tensor):
         try:

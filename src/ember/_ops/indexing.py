@@ -340,13 +340,15 @@ def _adv_key(shape, adv) -> tuple:
     return tuple(key[:last])
 
 
+_ZERO_DIM_INT = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                 "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+
+
 def _getitem(self: Tensor, key) -> Tensor:
     """``Tensor.__getitem__``: views for basic indices, a copy (IndexBackward0) otherwise."""
     if type(key) is int:   # x[i], the commonest index, skips the parsing
         if not self._data.ndim:
-            raise IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            raise IndexError(_ZERO_DIM_INT)
         size = self._data.shape[0]
         if not -size <= key < size:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
@@ -381,6 +383,8 @@ def _setitem(self: Tensor, key, value) -> None:
         # PyTorch takes only NumPy scalars that are Python numbers (float64, complex128) or ints
         raise TypeError(f"can't assign a numpy.{type(value).__name__} to a "
                         f"ember.{self.dtype._legacy}")
+    if type(key) is int and not self._data.ndim:
+        raise IndexError(_ZERO_DIM_INT)
     basic, trivial, adv = _parse(self, key)
     v = self if trivial else getitem_basic(self, basic)
     if not adv:
@@ -696,7 +700,7 @@ def _scatter(self: Tensor, dim, index, src=None, value=None, reduce=None, in_pla
     if src is None:
         src = value
     if in_place:   # PyTorch's autograd kernel refuses before the kernel checks its arguments
-        check_inplace(self, (src,) if isinstance(src, Tensor) else ())
+        check_inplace(self, (src,) if isinstance(src, Tensor) else (), SCATTER)
     _check_reduce(reduce)
     d, idx = _scatter_checks(self, dim, index, src)
     if isinstance(src, Tensor):
@@ -737,7 +741,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None
 
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    check_inplace(self, (src,))   # autograd's refusal first, as in PyTorch
+    check_inplace(self, (src,), SCATTER_ADD)   # autograd's refusal first, as in PyTorch
     d, idx = _scatter_checks(self, dim, index, src)
     return inplace(SCATTER_ADD, self, (src,), (d, idx), overlap=2)
 
@@ -881,12 +885,14 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
         return with_out(index_add, out, (input, dim, index, source), {"alpha": alpha},
                         dtype="exact")
     d, idx = _index_add_checks(input, dim, index, source)
-    return apply(INDEX_ADD, (input, source), (d, idx, alpha))
+    # alpha is converted to the tensor's type (an int tensor truncates 0.5 to 0), as PyTorch's
+    return apply(INDEX_ADD, (input, source), (d, idx, S.to_dtype(alpha, input.dtype)))
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
+    check_inplace(self, (source,), INDEX_ADD)   # autograd's refusal first, as in PyTorch
     d, idx = _index_add_checks(self, dim, index, source)
-    return inplace(INDEX_ADD, self, (source,), (d, idx, alpha), overlap=2)
+    return inplace(INDEX_ADD, self, (source,), (d, idx, S.to_dtype(alpha, self.dtype)), overlap=2)
 
 
 def _index_copy_checks(self: Tensor, dim: int, index: Tensor, source: Tensor):
@@ -1196,7 +1202,8 @@ def argwhere(input: Tensor) -> Tensor:
 # ops whose index or mask tensors are params here but tensor arguments in PyTorch: a call on an
 # inference tensor outside inference mode still records there (see _registry._skips_autograd)
 for _op in (INDEX, INDEX_PUT, INDEX_SELECT, INDEX_ADD, INDEX_COPY, INDEX_FILL, INDEX_FILL_T,
-            MASKED_FILL, MASKED_FILL_T, MASKED_SELECT, TAKE, SCATTER, SCATTER_VALUE, SCATTER_ADD):
+            MASKED_FILL, MASKED_FILL_T, MASKED_SELECT, TAKE, SCATTER, SCATTER_VALUE, SCATTER_ADD,
+            SCATTER_REDUCE_):
     _op.index_params = True
 
 

@@ -649,11 +649,14 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False, *, out=None) -> Tenso
 def _var_np(x, dims, keepdim, correction):
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        if type(x) is np.ndarray and x.size and x.ndim:
-            # shifted by each slice's first element: a constant slice then has exactly zero
-            # variance, as PyTorch's Welford gives (np.var's mean sum/n can round off, and
-            # std's zero-masked derivative would then see a tiny nonzero std)
-            red = range(x.ndim) if dims is None else [d % x.ndim for d in dims]
+        red = range(x.ndim) if dims is None else [d % x.ndim for d in dims]
+        kept = [n for i, n in enumerate(x.shape) if i not in red]
+        if type(x) is np.ndarray and x.size and builtins.max(kept, default=1) > 1:
+            # several slices: PyTorch runs Welford, under which a constant slice has exactly
+            # zero variance; shifting each slice by its first element gives that here
+            # (np.var's mean sum/n can round off, and std's zero-masked derivative would then
+            # see a tiny nonzero std). One output element: PyTorch's two passes (mean = sum/n,
+            # then squared deviations) are np.var's own.
             x = x - x[tuple(slice(0, 1) if i in red else slice(None) for i in range(x.ndim))]
         return np.var(x, axis=dims, ddof=correction, keepdims=keepdim)
 

@@ -492,3 +492,7 @@ for _name, _fn in [("select_scatter", select_scatter), ("slice_scatter", slice_s
                    ("scatter_reduce_", scatter_reduce_), ("index_reduce", index_reduce),
                    ("index_reduce_", index_reduce_)]:
     method(_name, _fn)
+
+# their index or mask tensors are params here, tensor arguments in PyTorch (_skips_autograd)
+for _op in (MASKED_SCATTER, PUT, SCATTER_REDUCE, INDEX_REDUCE):
+    _op.index_params = True
