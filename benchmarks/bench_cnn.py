@@ -10,6 +10,9 @@ OpenBLAS), oneDNN for torch.
 Memory (as bench_memory measures it): malloc bytes in use while the loss is alive after a
 forward in grad mode, minus what was in use before (parameters and input excluded), and the
 distinct buffers the graph saves for backward (seen by a saved_tensors_hooks pack hook).
+
+``--layers`` adds each layer's forward and backward time, ember against torch, at the shapes
+the step runs them.
 """
 from __future__ import annotations
 
@@ -143,5 +146,61 @@ def main():
     print(f"    (2) saved for backward (saved hooks)  {fmt(e[1]):>10}{fmt(t[1]):>10}")
 
 
+def layer_cases(T, rs):
+    """(label, forward on tensors, input arrays, which need grad) per layer of the network, at
+    the shapes the training step runs them."""
+    F = T.nn.functional
+
+    def a(*shape):
+        return rs.standard_normal(shape).astype(np.float32)
+
+    return [
+        ("conv 1->32", lambda t: F.conv2d(*t), [a(BATCH, 1, 28, 28), a(32, 1, 3, 3), a(32)],
+         [False, True, True]),
+        ("relu 32x26x26", lambda t: F.relu(t[0]), [a(BATCH, 32, 26, 26)], [True]),
+        ("max_pool 32x26x26", lambda t: F.max_pool2d(t[0], 2), [a(BATCH, 32, 26, 26)], [True]),
+        ("conv 32->64", lambda t: F.conv2d(*t), [a(BATCH, 32, 13, 13), a(64, 32, 3, 3), a(64)],
+         [True, True, True]),
+        ("relu 64x11x11", lambda t: F.relu(t[0]), [a(BATCH, 64, 11, 11)], [True]),
+        ("max_pool 64x11x11", lambda t: F.max_pool2d(t[0], 2), [a(BATCH, 64, 11, 11)], [True]),
+        ("linear 1600->10", lambda t: F.linear(*t), [a(BATCH, 1600), a(10, 1600), a(10)],
+         [True, True, True]),
+        ("cross_entropy", lambda t: F.cross_entropy(*t),
+         [a(BATCH, 10), rs.randint(0, 10, BATCH).astype(np.int64)], [True, False]),
+    ]
+
+
+def breakdown():
+    """Per layer: the forward (no_grad) and the backward (forward + backward minus forward)
+    of ember and torch, each on its own with a fixed cotangent."""
+    print("  per layer (best of 10 x 5)            forward: ember / torch       "
+          "backward: ember / torch")
+    rows = {}
+    for name, T in libraries():
+        for label, fn, arrays, grads in layer_cases(T, np.random.RandomState(2)):
+            ts = [T.from_numpy(a).requires_grad_(g) for a, g in zip(arrays, grads)]
+            out = fn(ts)
+            cot = T.from_numpy(np.full(tuple(out.shape), 0.1, np.float32))
+
+            def fwd():
+                with T.no_grad():
+                    fn(ts)
+
+            def both():
+                fn(ts).backward(cot)
+                for t in ts:
+                    t.grad = None
+
+            tf = timeit(fwd, number=5, repeat=10)[0]
+            tb = timeit(both, number=5, repeat=10)[0]
+            rows.setdefault(label, []).append((tf, max(tb - tf, 0.0)))
+    for label, r in rows.items():
+        cells = "".join(f"{v * 1e3:8.3f}" for pair in zip(*r) for v in pair)
+        print(f"    {label:<22}{cells}  (ms)")
+
+
 if __name__ == "__main__":
+    import sys
     main()
+    if "--layers" in sys.argv[1:]:
+        breakdown()

@@ -5,7 +5,8 @@ The block is token embedding, layer_norm, a fused QKV linear, causal
 scaled_dot_product_attention, the output projection and residual, layer_norm, a 4x GELU MLP and
 residual; the loss is the mean of the output. Both libraries run the same code through their
 ``nn.functional`` with the same weights and tokens; the ratio measures ember's per-op overhead
-and its attention / embedding / linear kernels against PyTorch's.
+and its attention / embedding / linear kernels against PyTorch's. ``--ops`` adds each op's
+forward and backward time, ember against torch, at the shapes the block runs them.
 """
 from __future__ import annotations
 
@@ -93,5 +94,68 @@ def main():
         print(f"  {name}: loss {losses[name][0]:.6f}, gradient norm {norms[name]:.6f}")
 
 
+def op_cases(T, rs):
+    """(label, forward on tensors, input arrays, which need grad) per op of the block, at the
+    shapes the step runs them."""
+    F = T.nn.functional
+    b, s, w, h = BATCH, SEQ, WIDTH, HEADS
+
+    def a(*shape):
+        return (rs.standard_normal(shape) * 0.5).astype(np.float32)
+
+    return [
+        ("embedding", lambda t: F.embedding(t[1], t[0]),
+         [a(VOCAB, w), rs.randint(0, VOCAB, (b, s)).astype(np.int64)], [True, False]),
+        ("layer_norm", lambda t: F.layer_norm(t[0], (w,), t[1], t[2]),
+         [a(b, s, w), a(w) + 1, a(w)], [True, True, True]),
+        ("linear qkv", lambda t: F.linear(*t), [a(b, s, w), a(3 * w, w), a(3 * w)],
+         [True, True, True]),
+        ("view/permute/unbind", lambda t: t[0].view(b, s, 3, h, w // h).permute(
+            2, 0, 3, 1, 4).unbind(0)[1], [a(b, s, 3 * w)], [True]),
+        ("sdpa causal", lambda t: F.scaled_dot_product_attention(*t, is_causal=True),
+         [a(b, h, s, w // h), a(b, h, s, w // h), a(b, h, s, w // h)], [True, True, True]),
+        ("transpose/reshape", lambda t: t[0].transpose(1, 2).reshape(b, s, w),
+         [a(b, h, s, w // h)], [True]),
+        ("linear fc1", lambda t: F.linear(*t), [a(b, s, w), a(4 * w, w), a(4 * w)],
+         [True, True, True]),
+        ("gelu", lambda t: F.gelu(t[0]), [a(b, s, 4 * w)], [True]),
+        ("linear fc2", lambda t: F.linear(*t), [a(b, s, 4 * w), a(w, 4 * w), a(w)],
+         [True, True, True]),
+        ("residual add", lambda t: t[0] + t[1], [a(b, s, w), a(b, s, w)], [True, True]),
+    ]
+
+
+def breakdown():
+    """Per op: the forward (no_grad) and the backward (forward + backward minus forward) of
+    ember and torch, each on its own with a fixed cotangent."""
+    print("  per op (best of 10 x 20)              forward: ember / torch       "
+          "backward: ember / torch")
+    rows = {}
+    for name, T in libraries():
+        for label, fn, arrays, grads in op_cases(T, np.random.RandomState(2)):
+            ts = [T.from_numpy(a).requires_grad_(g) for a, g in zip(arrays, grads)]
+            out = fn(ts)
+            cot = T.from_numpy(np.full(tuple(out.shape), 0.1, np.float32))
+
+            def fwd():
+                with T.no_grad():
+                    fn(ts)
+
+            def both():
+                fn(ts).backward(cot)
+                for t in ts:
+                    t.grad = None
+
+            tf = timeit(fwd, number=20, repeat=10)[0]
+            tb = timeit(both, number=20, repeat=10)[0]
+            rows.setdefault(label, []).append((tf, max(tb - tf, 0.0)))
+    for label, r in rows.items():
+        cells = "".join(f"{v * 1e6:8.1f}" for pair in zip(*r) for v in pair)
+        print(f"    {label:<22}{cells}  (us)")
+
+
 if __name__ == "__main__":
+    import sys
     main()
+    if "--ops" in sys.argv[1:]:
+        breakdown()

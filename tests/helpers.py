@@ -18,7 +18,7 @@ DTYPES = {"float32": (ember.float32, torch.float32), "float64": (ember.float64, 
 
 def tol(dtype_name: str):
     return {"float64": (1e-10, 1e-12), "complex128": (1e-10, 1e-12), "float16": (2e-3, 2e-3),
-            "bfloat16": (2e-2, 2e-2)}.get(dtype_name, (2e-5, 2e-6))
+            "complex32": (2e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}.get(dtype_name, (2e-5, 2e-6))
 
 
 def pair(a: np.ndarray, requires_grad: bool = False, noncontig: bool = False):
@@ -47,11 +47,15 @@ def to_np(x):
         x = x.detach()
         if x.dtype == torch.bfloat16:
             x = x.float()
+        elif x.dtype == torch.complex32:   # (NumPy has no complex32: exact in complex64)
+            x = x.cfloat()
         return x.numpy(force=True)  # force: ZeroTensors, conj/neg views
     if isinstance(x, ember.Tensor):
         x = x.detach()
         if x.dtype is ember.bfloat16:
             x = x.float()
+        elif x.dtype is ember.complex32:
+            x = x.cfloat()
         return x.numpy(force=True)  # force: conj/neg views (as for torch)
     return np.asarray(x)
 

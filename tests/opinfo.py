@@ -37,10 +37,13 @@ def to_ember(x, leaves: dict):
         if id(x) in leaves:
             return leaves[id(x)]
         d = x.detach()
-        a = (d.float() if d.dtype == torch.bfloat16 else d).numpy(force=True).copy()
+        a = (d.float() if d.dtype == torch.bfloat16 else d.cfloat() if d.dtype == torch.chalf
+             else d).numpy(force=True).copy()
         e = ember.from_numpy(a)
         if d.dtype == torch.bfloat16:
             e = e.bfloat16()
+        elif d.dtype == torch.chalf:   # (exact through complex64)
+            e = e.chalf()
         if x.requires_grad:
             e.requires_grad_()
         leaves[id(x)] = e
@@ -179,10 +182,10 @@ def _check_backward(ot, oe, live, t_leaves, e_leaves, rng, rtol, atol) -> None:
         if ot[i].is_complex():
             a = a + 1j * rng.standard_normal(a.shape)
         name = str(ot[i].dtype).split(".")[-1]
-        a = np.asarray(a).astype("float32" if name == "bfloat16" else name)
+        a = np.asarray(a).astype({"bfloat16": "float32", "complex32": "complex64"}.get(name, name))
         ct, ce = torch.from_numpy(a.copy()), ember.from_numpy(a.copy())
-        if name == "bfloat16":
-            ct, ce = ct.bfloat16(), ce.bfloat16()
+        if name in ("bfloat16", "complex32"):
+            ct, ce = ct.to(getattr(torch, name)), ce.to(getattr(ember, name))
         cots_t.append(ct)
         cots_e.append(ce)
     gt = torch.autograd.grad([ot[i] for i in live], t_leaves, cots_t, allow_unused=True)
@@ -195,19 +198,20 @@ def _random(rng, t) -> np.ndarray:
     a = rng.standard_normal(tuple(t.shape))
     if t.is_complex():
         a = a + 1j * rng.standard_normal(a.shape)
-    return np.asarray(a).astype(str(t.dtype).split(".")[-1])   # 0-d: an array, not a scalar
+    name = str(t.dtype).split(".")[-1]
+    return np.asarray(a).astype("complex64" if name == "complex32" else name)   # 0-d: an array
 
 
 def _check_forward_ad(ft, fe, sample, t_leaves, rng, rtol, atol) -> None:
     fwt, fwe = torch.autograd.forward_ad, ember.autograd.forward_ad
     tangents = [_random(rng, t) for t in t_leaves]
     with fwt.dual_level(), fwe.dual_level():
-        swap_t = {id(t): fwt.make_dual(t.detach(), torch.from_numpy(tg.copy()))
+        swap_t = {id(t): fwt.make_dual(t.detach(), torch.from_numpy(tg.copy()).to(t.dtype))
                   for t, tg in zip(t_leaves, tangents)}
         leaves: dict = {}
         for t, tg in zip(t_leaves, tangents):
             e = to_ember(t.detach(), {})
-            leaves[id(swap_t[id(t)])] = fwe.make_dual(e, ember.from_numpy(tg.copy()))
+            leaves[id(swap_t[id(t)])] = fwe.make_dual(e, ember.from_numpy(tg.copy()).to(e.dtype))
 
         def sub(x):
             if isinstance(x, torch.Tensor):

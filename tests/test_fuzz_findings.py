@@ -2,6 +2,8 @@
 writes), each fixed in ember and pinned here against torch."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -328,3 +330,429 @@ def test_detach_of_an_inference_tensor_takes_inplace_ops(case):
 
 def test_setitem_of_an_int_on_a_0dim_tensor():
     same(lambda M: M.zeros(()).__setitem__(0, 5.0))
+
+
+@pytest.mark.parametrize("fn", ["amax", "amin"])
+@pytest.mark.parametrize("dim", [-1, 0, (-1,), (), [-2]])
+@pytest.mark.parametrize("shape", [(0,), (2, 0)])
+def test_amax_names_the_empty_dim_as_given(fn, dim, shape):
+    # seed 12943: "Expected reduction dim -1 to have non-zero size" keeps the user's -1
+    same(lambda M: getattr(M, fn)(M.zeros(shape), dim))
+
+
+_OUT_ORDER = {
+    "atan2": lambda M, x, c: M.atan2(x, c, out=x), "atan2_c": lambda M, x, c: M.atan2(c, c, out=c),
+    "fmod": lambda M, x, c: M.fmod(x, c, out=x), "maximum": lambda M, x, c: M.maximum(x, c, out=x),
+    "hypot": lambda M, x, c: M.hypot(c, x, out=x), "abs": lambda M, x, c: M.abs(c, out=x),
+    "remainder": lambda M, x, c: M.remainder(c, x, out=x),
+    "copysign": lambda M, x, c: M.copysign(c, x, out=x),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUT_ORDER))
+def test_out_cast_refused_before_the_kernels_dtype_dispatch(case):
+    # seed 13057: TensorIterator's "can't be cast to the desired output type" comes before a
+    # kernel's "not implemented for 'ComplexDouble'"; an op's own earlier check stays first
+    same(lambda M: _OUT_ORDER[case](M, M.ones(2, dtype=M.float64),
+                                    M.ones(2, dtype=M.complex128)))
+
+
+@pytest.mark.parametrize("dim", [0, -1, (0,), [-1], ()])
+def test_amax_of_a_0dim_tensor(dim):
+    same(lambda M: [M.amax(M.tensor(-1.5), dim, keepdim=True), M.amin(M.tensor(2.0), dim)])
+
+
+def _chain(fn) -> list:
+    """The grad_fn names from ``fn`` down its first edges (AccumulateGrad's prefix dropped)."""
+    out = []
+    while fn is not None:
+        out.append(fn.name().split("::")[-1])
+        nxt = [f for f, _ in fn.next_functions if f is not None]
+        fn = nxt[0] if nxt else None
+    return out
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_indexing_skips_a_slice_only_as_written(size):
+    # seeds 5162, 5686, 5776: PyTorch skips a slice when it is written to start at 0 with step 1
+    # and stop at or past the end, before wrapping: `:-1` on an empty dim still records
+    # SliceBackward0 (it takes everything), `0:5` on 3 elements does not
+    keys = [slice(None, -1), slice(0, -1, 1), slice(0, 5), slice(None, size), slice(-size, None),
+            slice(0, 0), slice(None, None, 2)]
+    for k in keys:
+        for key in ((k,), (None, k), (Ellipsis, k, 0), (k, [0, 0]), (None, k, ember.tensor(True))):
+            def f(M, key=key):
+                key = tuple(torch.tensor(True) if M is torch and isinstance(i, ember.Tensor)
+                            else i for i in key)
+                return _chain((M.zeros(size, 2, requires_grad=True) * 1)[key].grad_fn)
+            same(f)
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("out_dt", ["int64", "bool", "uint8", "float32", "float16"])
+@pytest.mark.parametrize("dt", [None, "float64", "int64"])
+@pytest.mark.parametrize("in_dt", ["float64", "complex64", "int64", "float16"])
+def test_mean_out_dtypes(in_dt, dt, out_dt):
+    # seeds 7891, 10380: mean.out computes in out's dtype as sum_out(...).div_(n): an integer or
+    # bool out gets the sum, then the division refuses a (default-dtype) Float result; a given
+    # dtype must be out's own
+    def f(M):
+        x = M.tensor([[1.7, 2.6, 3.1], [4.2, 5.9, 6.4]], dtype=getattr(M, in_dt))
+        o = M.zeros(0, dtype=getattr(M, out_dt))
+        kw = {} if dt is None else {"dtype": getattr(M, dt)}
+        return _outcome(lambda M_: M.mean(x, 0, out=o, **kw), M), _plain(o)
+    same(f)
+
+
+def _F(x):
+    return (torch if isinstance(x, torch.Tensor) else ember).nn.functional
+
+
+SELECTING = {
+    "sort": lambda x: x.sort(-1, descending=True),
+    "topk": lambda x: x.topk(2),
+    "max_dim": lambda x: x.max(1),
+    "min_dim_keepdim": lambda x: x.min(1, keepdim=True),
+    "kthvalue": lambda x: x.kthvalue(2, 1),
+    "median_dim": lambda x: x.median(1),
+    "nanmedian_dim": lambda x: x.nanmedian(1),
+    "mode": lambda x: x.mode(1),
+    "cummax": lambda x: x.cummax(1),
+    "cummin": lambda x: x.cummin(1),
+    "max_pool2d": lambda x: _F(x).max_pool2d(x.unsqueeze(0), 2, return_indices=True),
+    "adaptive_max_pool1d": lambda x: _F(x).adaptive_max_pool1d(x, 2, return_indices=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SELECTING))
+def test_selecting_ops_save_their_indices(name):
+    # seed 7599: PyTorch saves the indices output for backward, so changing it in place fails
+    # the backward with the version error (ember read the changed positions)
+    def f(M):
+        x = M.tensor([[-0.5, -0.8, 0.3, 1.2], [-0.9, 0.8, 0.1, 0.4]], requires_grad=True)
+        v, i = SELECTING[name](x * 1)
+        i.add_(1)
+        return v.sum().backward()
+    same(f)
+
+    def g(M):
+        x = M.tensor([[-0.5, -0.8, 0.3, 1.2], [-0.9, 0.8, 0.1, 0.4]], requires_grad=True)
+        v, i = SELECTING[name](x)
+        return v.grad_fn._saved_indices if hasattr(v.grad_fn, "_saved_indices") else i
+    same(g)
+
+
+@pytest.mark.parametrize("data", [[[1.5, -2.0, 0.5]], [[1.5, 0.0, 0.5, 2.0]],
+                                  [[0.0, 2.0], [1.0, 3.0]], [[2.0]]])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_cumprod_double_backward(data, dim):
+    # seed 5630: without zeros cumprod's backward reads its saved result (a second derivative
+    # with respect to that output exists); with zeros under create_graph it is PyTorch's exact
+    # O(n^2) formula (the masked one lost the derivative at the zero); one element: grad itself
+    def f(M):
+        x = M.tensor(data, dtype=M.complex128, requires_grad=True)
+        y = x * (1 + 0.5j)
+        r = y.cumprod(dim)
+        w = M.tensor(np.arange(r.numel()).reshape(r.shape) % 3 + 0.5j, dtype=r.dtype)
+        g, = M.autograd.grad((r * w).real.sum(), y, create_graph=True)
+        if not g.requires_grad:
+            return g
+        hs = M.autograd.grad((g * g.conj()).real.sum(), [x, r], allow_unused=True)
+        return [g.grad_fn.name().split("::")[-1]] + [h.resolve_conj() for h in hs
+                                                     if h is not None]
+    a, b = f(torch), f(ember)
+    if isinstance(a, torch.Tensor):
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(), rtol=1e-12)
+        return
+    assert a[0] == b[0] and len(a) == len(b)
+    for p, q in zip(a[1:], b[1:]):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["abs", "absolute", "deg2rad", "rad2deg", "nan_to_num", "frexp",
+                                  "isinf", "isfinite", "isnan", "exp", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(2, 3), ()])
+def test_ops_built_on_out_refuse_an_inference_tensor_that_requires_grad(name, shape):
+    # seed 16154: outside inference mode, PyTorch's abs (deg2rad, nan_to_num, frexp; isinf and
+    # isfinite through abs) writes through its own out= call, which refuses an input requiring
+    # grad; kernels that are not built that way run and record nothing
+    def fn(M):
+        with M.inference_mode():
+            x = (M.arange(6.0, dtype=M.float64).reshape(2, 3)[0, 0] if not shape else
+                 M.arange(6.0, dtype=M.float64).reshape(shape)).clone().requires_grad_()
+        r = getattr(M, name)(x)
+        r = r if isinstance(r, (tuple, list)) else [r]
+        return [(t.requires_grad, t.grad_fn is None, t.detach()) for t in r]
+    same(fn)
+
+
+@pytest.mark.parametrize("multi", [True, False])
+def test_register_hook_on_a_view_changed_in_place(multi):
+    # seed 18387: the hook goes on the view's regenerated history, and a multi-output view
+    # (split) changed through its base refuses as its grad_fn does
+    def fn(M):
+        t0 = M.ones(2, 3, dtype=M.float64, requires_grad=True)
+        t5 = t0 * 1
+        t6 = t5.split([1, 2], -1)[0] if multi else t5[:, :1]
+        t5[M.tensor([0])] = 2
+        log = []
+        if M is torch and not multi:
+            t6.grad_fn   # (torch 2.13 crashes in register_hook here unless grad_fn was read)
+        t6.register_hook(lambda g: log.append(g.sum().item()))
+        (t6 * 3).sum().backward()
+        return log, t0.grad
+    if multi:   # torch crashes unless grad_fn was read, which raises: ember's register_hook
+        with pytest.raises(RuntimeError, match="Output 0 of SplitWithSizes is a view"):
+            fn(ember)
+    else:
+        same(fn)
+
+
+_VIEW_LEAF_OPS = {"mul_": lambda M, t: t.mul_(2), "adv_setitem": lambda M, t: t.__setitem__(
+    M.tensor([0, 2]), 2.0), "setitem": lambda M, t: t.__setitem__(0, 2.0),
+    "index_add_": lambda M, t: t.index_add_(0, M.tensor([1]), M.ones(1, dtype=M.float64))}
+
+
+@pytest.mark.parametrize("read", [False, True])
+@pytest.mark.parametrize("case", sorted(_VIEW_LEAF_OPS))
+def test_view_whose_base_gained_history_is_a_leaf_until_read(case, read):
+    # seeds 19377, 19995, 21134: a view made before its base gained history in place has no
+    # grad_fn until something reads it (regenerating it): PyTorch's check_inplace reads
+    # is_leaf without regenerating, so an in-place op on the view refuses as on a leaf
+    def fn(M):
+        t0 = M.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=M.float64)
+        t3 = t0.view(4)
+        t0.div_(M.tensor([[1.3]], dtype=M.float64, requires_grad=True))
+        if read:
+            t3.grad_fn
+        _VIEW_LEAF_OPS[case](M, t3)
+        return t3.grad_fn.name().split("::")[-1], t3.requires_grad, t3.detach()
+    same(fn)
+
+
+def test_inplace_with_a_no_grad_view_operand_records():
+    # seed 19946: a view made under no_grad of a tensor requiring grad requires grad itself;
+    # t *= view records (MulBackward0) as t * view does
+    def fn(M):
+        t0 = M.tensor([[1.5, 0.5]], requires_grad=True)
+        with M.no_grad():
+            t1 = t0.expand(-1, 2)
+            t2 = t0 * 2
+        t4 = t2.clone()
+        t4 *= t1
+        return t4.requires_grad, t4.grad_fn.name()
+    same(fn)
+
+
+_INFERENCE_ORDER = {
+    "adv_setitem_shape": lambda M, a, h, v: a.__setitem__(M.tensor([-1]),
+                                                          M.ones(1, 4, dtype=M.float64)),
+    "imul_cast": lambda M, a, h, v: h.__imul__(M.tensor([[0.4 - 0.8j]])),
+    "add_shape": lambda M, a, h, v: h.add_(M.ones(3)),
+    "adv_setitem_dtype": lambda M, a, h, v: v.__setitem__(M.tensor([0]),
+                                                          M.ones(1, dtype=M.float32)),
+    "mul_": lambda M, a, h, v: v.mul_(2),
+    "copy_overlap": lambda M, a, h, v: v[1:].copy_(v[:-1]),
+    "adv_setitem": lambda M, a, h, v: v.__setitem__(M.tensor([0]), 5.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_INFERENCE_ORDER))
+def test_inference_refusal_comes_after_the_kernels_checks(case):
+    # seeds 20023, 20362: PyTorch refuses an inference tensor when bumping its version, after
+    # the kernel's shape, dtype and cast checks; ember raises at that point, before writing
+    def fn(M):
+        with M.inference_mode():
+            a = M.tensor([[0.2]], dtype=M.float64, requires_grad=case.endswith("shape"))
+            h = M.tensor([[1.5], [0.5]], dtype=M.float32)
+            v = M.ones(3, dtype=M.float64)
+        _INFERENCE_ORDER[case](M, a, h, v)
+    same(fn)
+
+
+@pytest.mark.parametrize("multi", [True, False])
+def test_retain_grad_on_a_view_changed_in_place(multi):
+    # seed 24897: retain_grad reads the view's regenerated history (a multi-output view of a
+    # base changed in place refuses, as its grad_fn does)
+    def fn(M):
+        t0 = M.ones(2, 4, dtype=M.float64, requires_grad=True)
+        t5 = t0 * 1
+        t4 = t5.unbind(-1)[3] if multi else t5[:, 3]
+        with M.no_grad():
+            t5 += 1.25
+        t4.retain_grad()
+        (t4 * 2).sum().backward()
+        return t4.grad, t0.grad
+    same(fn)
+
+
+# ---- fuzz seeds 15774, 16262, 17291, 19128, 19171, 19408, 20127, 23693, 24093 (issue 6) --------
+
+def _tangent(M, build):
+    fw = M.autograd.forward_ad
+    with fw.dual_level():
+        return fw.unpack_dual(build(M, fw)).tangent
+
+
+def test_tangent_of_view_of_result_with_odd_size1_strides():
+    # seeds 19408, 24093: a result laid out like a sliced input ((1, 2) with stride 48 bytes
+    # in its size-1 dim) got a tangent with NumPy's normalised strides, so views of it took
+    # tangents of their own and missed later in-place writes through the base
+    def sort_then_index_put(M, fw):
+        x = fw.make_dual(M.tensor([[-0.31, -0.27]], dtype=M.float64),
+                         M.tensor([[1.5, 1.0]], dtype=M.float64))
+        y, _ = M.sort(x[::3, -2:3], -1)
+        v, = y.chunk(1, 0)
+        y[M.tensor([[False, True]])] = 2.0
+        return v
+
+    def view_as_real_div_(M, fw):
+        a, _ = M.tensor([[0.3, -1.0, 1.1]]).split(2, 1)
+        c = a.to(M.complex128)
+        fw_d = fw.make_dual(M.tensor([[[1.0]]], dtype=M.float64),
+                            M.tensor([[[1.4]]], dtype=M.float64))
+        M.view_as_real(c).div_(fw_d)
+        return c
+    for build in (sort_then_index_put, view_as_real_div_):
+        a, b = _tangent(torch, build), _tangent(ember, build)
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((1,), ()), ((1, 3), (3,)), ((1, 1), (1,)), ((2, 3), (3,)),
+                                    ((3,), (3,)), ("view", (3,))])
+def test_copy_into_tensor_without_tangent_aliases_broadcast_tangent(shapes):
+    # seed 20127: PyTorch's copy_ gives self (no tangent, not a view) the view
+    # src_tangent.broadcast_to(self.shape), kept when its layout is self's: later in-place
+    # changes of src's tangent show in self's
+    dst, src = shapes
+
+    def f(M, fw):
+        s = M.zeros(2, 3, dtype=M.float64)[:1] if dst == "view" else M.zeros(dst,
+                                                                            dtype=M.float64)
+        x = fw.make_dual(M.ones(src, dtype=M.float64), M.full(src, 0.5, dtype=M.float64))
+        s.copy_(x)
+        x.unsqueeze(0).mul_(fw.make_dual(M.tensor([3.0], dtype=M.float64),
+                                         M.tensor([1.0], dtype=M.float64)))
+        return s
+    a, b = _tangent(torch, f), _tangent(ember, f)
+    np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("rg", [False, True])
+def test_einsum_inference_operand(rg):
+    # seed 17291: PyTorch's einsum first permutes each operand; on an inference tensor alone
+    # that view skips autograd, so the operand (requiring grad) no longer does: nothing is
+    # recorded unless another operand requires grad (then saving the inference one fails)
+    def f(M):
+        with M.inference_mode():
+            a = M.tensor([[1.1]], dtype=M.float64, requires_grad=True)
+        b = M.tensor([[0.4]], dtype=M.float64, requires_grad=rg)
+        r = M.einsum("ij,jk->ik", a, b)
+        return [r.requires_grad, r.grad_fn is None, r.is_inference(), r]
+    same(f)
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin", "logcumsumexp", "cumsum"])
+def test_cum_backward_of_empty_input(op):
+    # seed 19171: cummax/cummin's backward hands back the saved (empty) input itself, so
+    # with create_graph the gradient requires grad and a second grad runs; logcumsumexp's
+    # hands back the incoming gradient (no history)
+    def f(M):
+        x = M.empty((0, 1), dtype=M.float64, requires_grad=True)
+        y = getattr(M, op)(x, 1)
+        y = y[0] if isinstance(y, tuple) else y
+        g, = M.autograd.grad(y.sum(), [x], create_graph=True, allow_unused=True)
+        out = [g.requires_grad, g.grad_fn is None, tuple(g.shape)]
+        if g.requires_grad:
+            h, = M.autograd.grad(g.sum(), [x], allow_unused=True)
+            out.append(None if h is None else tuple(h.shape))
+        return out
+    same(f)
+
+
+@pytest.mark.parametrize("div", [True, False])
+@pytest.mark.parametrize("view_first", [True, False])
+def test_saved_version_error_asks_only_the_reported_tensor(div, view_first):
+    # seed 15774: the version error names the saved tensor PyTorch unpacks first (other
+    # before self); ember also asked the other one (a multi-output view whose base changed)
+    # for its grad_fn, which raised the multi-view error instead
+    def f(M):
+        x = M.tensor([[1.5], [0.8]], requires_grad=True)
+        y = x.sinh()
+        v = y[:1]
+        _, w = y.chunk(2, 0)
+        a, b = (w, v) if view_first else (v, w)
+        r = a / b if div else a * b
+        v.mul_(2.0)
+        return r.sum().backward()
+    same(f)
+
+
+def test_backward_inputs_named_twice():
+    # seed 23693: an intermediate named twice in backward(inputs=...) (x.double() of a double
+    # tensor is x) retains its grad once, as retain_grad does
+    def f(M):
+        x = M.tensor([[0.4]], dtype=M.float64, requires_grad=True)
+        v, _ = M.max(x, -2)
+        (v * 3).sum().backward(inputs=[x, v, v.double(), x])
+        return [x.grad, v.grad]
+    same(f)
+
+
+INPLACE_BAD_ARGS = {
+    "index_copy_": lambda M, t, s: t.index_copy_(1, M.tensor([0]), s),
+    "index_copy_dim": lambda M, t, s: t.index_copy_(5, M.tensor([0]), s.float()),
+    "index_fill_": lambda M, t, s: t.index_fill_(1, M.tensor([[0]]), 1.0),
+    "index_add_dim": lambda M, t, s: t.index_add_(5, M.tensor([0]), s.float()),
+    "scatter_add_dim": lambda M, t, s: t.scatter_add_(5, M.tensor([[0]]), s.float()),
+    "scatter_value_dim": lambda M, t, s: t.scatter_(5, M.tensor([[0]]), 1.0),
+    "put_": lambda M, t, s: t.put_(M.tensor([0]), s),
+    "masked_scatter_": lambda M, t, s: t.masked_scatter_(M.tensor([[True]]), s),
+    "scatter_reduce_": lambda M, t, s: t.scatter_reduce_(1, M.tensor([[0]]), s, "sum"),
+    "masked_fill_": lambda M, t, s: t.masked_fill_(M.tensor([[1]]), 1.0),
+    "index_put_": lambda M, t, s: t.index_put_((M.tensor([0]),), s),
+}
+
+
+@pytest.mark.parametrize("kind", ["leaf", "inference"])
+@pytest.mark.parametrize("name", sorted(INPLACE_BAD_ARGS))
+def test_inplace_refusal_order_with_bad_arguments(name, kind):
+    # seed 19128: autograd refuses an in-place write to a leaf requiring grad before the
+    # kernel checks its arguments; an inference tensor's refusal comes after those checks
+    def f(M):
+        if kind == "leaf":
+            t = M.tensor([[1.1]], requires_grad=True)
+        else:
+            with M.inference_mode():
+                t = M.tensor([[1.1]])
+        return INPLACE_BAD_ARGS[name](M, t, M.tensor([[1.0]], dtype=M.float64))
+    same(f)
+
+
+MEAN_OUT = {
+    "complex_into_long": lambda M, d, c: M.mean(c, 0, out=M.tensor([-3])),
+    "real_into_long": lambda M, d, c: M.mean(d, 0, out=M.tensor([-3])),
+    "no_dim_into_long": lambda M, d, c: M.mean(d, out=M.tensor(-3)),
+    "no_dim_complex_into_float": lambda M, d, c: M.mean(c, out=M.tensor(-3.0)),
+    "into_float": lambda M, d, c: M.mean(d, 0, out=M.tensor([-3.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MEAN_OUT))
+@pytest.mark.parametrize("dual", [True, False])
+def test_mean_out_checks_before_forward_ad_refusal(name, dual):
+    # seed 16262: mean.out's kernel (sum_out, then div_ refusing an integer out) runs below
+    # autograd before the out= forward-AD refusal; without dim (mean.dtype_out) the input's
+    # type is checked against out's first
+    def f(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            d = M.tensor([[0.8]], dtype=M.float64)
+            c = M.tensor([[-0.8 - 0.5j]], dtype=M.complex128)
+            if dual:
+                d = fw.make_dual(d, M.tensor([[0.3]], dtype=M.float64))
+                c = fw.make_dual(c, M.tensor([[0.3j]], dtype=M.complex128))
+            return MEAN_OUT[name](M, d, c)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # (the complex-to-real cast warns on both sides)
+        same(f)

@@ -11,18 +11,28 @@ loop (AVX512: 32 half lanes, two vectors a step) then covers them whole. A few k
 the leftover tail in scalar code that rounds an intermediate to the half type (rsqrt,
 add/sub with alpha); ember gives the vectorised body's result for every element.
 
+softmax, log_softmax, gelu (both approximations), silu, elu/selu/celu, mish, softplus,
+logsigmoid, erf (and their gradients), cumprod's and prod's gradients (zeros included),
+layer_norm's gradient and float16 mm/addmm/linear are exact: ember reproduces PyTorch's
+vectorised float32 arithmetic for them (SLEEF's expf and tanhf, the Abramowitz-Stegun erf,
+the FMAs GCC contracts, lane-wise sums, the reference BLAS's summation orders;
+src/ember/_ops/_opmath.py).
+
 Compared within 1 half-ulp (``ULP1``), and why:
-  * exp/sin/erf-based kernels (softmax, log_softmax, sinc, gelu, silu, selu, elu, celu,
-    softplus, and their gradients): PyTorch's vectorised float32 approximations (SLEEF)
-    differ from NumPy's in the last float32 bit, which now and then survives the rounding to
-    the half type;
-  * float16 mm/matmul/bmm/addmm/linear/einsum: PyTorch's half GEMM adds its float32 products
-    in another order than float32 BLAS.
+  * sinc: NumPy's float32 sin against SLEEF's;
+  * bfloat16 gelu (approximate="none"): PyTorch runs oneDNN's float32 gelu for bfloat16;
+  * float16 matmul/einsum/bmm gradients: a GEMM whose second operand is column-major runs
+    PyTorch's vectorised dot kernel, whose order ember reproduces only when the reduction
+    length leaves no whole float vectors after its 64-element steps;
+  * the silu tangent (forward AD): PyTorch runs its composite backward op by op in the half
+    type there, and its fused kernel in reverse mode, which ember follows.
 
 Not covered (known differences): a full prod over 32 or more contiguous half elements
-(PyTorch multiplies in vector lanes), cumprod's gradient and prod's gradient through zeros,
-layer_norm's gradient, logsigmoid's gradient (1 ulp), gelu with approximate="tanh",
-integer exponents 3 / -1 / -2 of bfloat16 pow (1 ulp), and the sign of some zeros
+(PyTorch multiplies in vector lanes), layer_norm's forward (PyTorch's Welford moments: the
+half-rounded mean differs for about 0.5% of rows, and then that row's gradient too), its
+gradient for rows that are not a multiple of 16 long with a weight, scaled addmm (beta or
+alpha not 1) and GEMMs over 2^24 multiply-adds (float32 BLAS: within an ulp), integer
+exponents 3 / -1 / -2 of bfloat16 pow (1 ulp), and the sign of some zeros
 (hardshrink/softshrink results, hardswish's gradient at -1.5), which float32 shares.
 """
 from __future__ import annotations
@@ -167,6 +177,20 @@ POINTWISE = {
     "silu": (lambda L, x: L.nn.functional.silu(x), 1, "unit", True),
     "selu": (lambda L, x: L.nn.functional.selu(x), 1, "unit", True),
     "softplus": (lambda L, x: L.nn.functional.softplus(x), 1, "unit", True),
+    # over the whole range (SLEEF's exp and erf, FMA-contracted backward kernels)
+    "gelu_wide": (lambda L, x: L.nn.functional.gelu(x), 1, "any", True),
+    "gelu_tanh": (lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), 1, "unit", True),
+    "gelu_tanh_wide": (lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), 1, "any",
+                       True),
+    "silu_wide": (lambda L, x: L.nn.functional.silu(x), 1, "any", True),
+    "elu_wide": (lambda L, x: L.nn.functional.elu(x, 0.7), 1, "any", True),
+    "selu_wide": (lambda L, x: L.nn.functional.selu(x), 1, "any", True),
+    "celu_wide": (lambda L, x: L.nn.functional.celu(x, 1.3), 1, "any", True),
+    "mish_wide": (lambda L, x: L.nn.functional.mish(x), 1, "any", True),
+    "softplus_wide": (lambda L, x: L.nn.functional.softplus(x, 2.0, 5.0), 1, "any", True),
+    "logsigmoid": (lambda L, x: L.nn.functional.logsigmoid(x), 1, "any", True),
+    "erf": (lambda L, x: x.erf(), 1, "any", True),
+    "erf_small": (lambda L, x: (x * 1e-3).erf(), 1, "any", True),
 }
 
 REDUCTIONS = {
@@ -185,7 +209,20 @@ REDUCTIONS = {
     "norm_dim": (lambda L, x: x.reshape(16, 64).norm(dim=1), True),
     "cumsum": (lambda L, x: x.cumsum(0), True),
     "cumsum_dim": (lambda L, x: x.reshape(16, 64).cumsum(1), True),
-    "cumprod": (lambda L, x: x.reshape(64, 16)[:, :10].cumprod(1), False),
+    "cumprod": (lambda L, x: x.reshape(64, 16)[:, :10].cumprod(1), True),
+    "cumprod_zeros": (lambda L, x: (x * (x.abs() > 0.3)).reshape(64, 16)[:, :10].cumprod(1),
+                      True),
+    "prod_zeros": (lambda L, x: (x * (x.abs() > 0.3)).reshape(128, 8).prod(1), True),
+    "prod_one_zero": (lambda L, x: (x[:16] * (x[:16] != x[3])).prod(), True),
+    "prod_two_zeros": (lambda L, x: (x[:16] * (x[:16] != x[3]) * (x[:16] != x[5])).prod(),
+                       True),
+    "softmax_tail": (lambda L, x: L.softmax(x[:1000].reshape(20, 50), 1), True),
+    "softmax_short": (lambda L, x: L.softmax(x[:980].reshape(140, 7), 1), True),
+    "log_softmax_tail": (lambda L, x: L.log_softmax(x[:1000].reshape(20, 50), 1), True),
+    "log_softmax_mid": (lambda L, x: L.log_softmax(x.reshape(16, 8, 8), 1), True),
+    "layer_norm": (lambda L, x: L.nn.functional.layer_norm(x.reshape(16, 64), (64,)), True),
+    "layer_norm_w": (lambda L, x: L.nn.functional.layer_norm(
+        x.reshape(8, 128), (128,), x[:128].detach() * 0 + 1.5), True),
     "logsumexp": (lambda L, x: L.logsumexp(x.reshape(16, 64), 1), True),
     "softmax": (lambda L, x: L.softmax(x.reshape(16, 64), 1), True),
     "softmax_dim0": (lambda L, x: L.softmax(x.reshape(16, 64), 0), True),
@@ -208,13 +245,19 @@ MATMUL = {
     "linear": lambda L, a, b: L.nn.functional.linear(a.reshape(16, 64), b.reshape(16, 64)),
 }
 
-ULP1 = {"softmax", "softmax_dim0", "log_softmax", "sinc", "gelu", "silu", "selu", "softplus",
-        "elu", "celu"}
-ULP1_F16_MATMUL = {"matmul", "mm", "bmm", "addmm", "addmm_ab", "linear", "einsum"}
+ULP1 = {"sinc"}
+ULP1_BF16 = {"gelu"}    # oneDNN's float32 gelu (see the module docstring)
+# oneDNN's bfloat16 gelu departs further from the float32 formula in its tails (|x| > 3)
+SKIP_BF16 = {"gelu_wide"}
+# float16 GEMMs follow PyTorch's reference BLAS order (_opmath.half_gemm); its vectorised dot
+# kernel (a column-major second operand, as in these gradients) is not reproduced for a
+# reduction length that leaves whole float vectors after its 64-element steps
+ULP1_F16_MATMUL = {"matmul", "einsum", "bmm"}
 
 
 def _ulp(name: str, dt: str) -> int:
-    if name in ULP1 or (dt == "float16" and name in ULP1_F16_MATMUL):
+    if name in ULP1 or (dt == "float16" and name in ULP1_F16_MATMUL) or (
+            dt == "bfloat16" and name in ULP1_BF16):
         return 1
     return 0
 
@@ -231,6 +274,8 @@ def _grads(fn, ts, es, dt, seed):
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("name", sorted(POINTWISE))
 def test_pointwise(name, dt):
+    if dt == "bfloat16" and name in SKIP_BF16:
+        pytest.skip("oneDNN's bfloat16 gelu is not reproduced")
     fn, n_in, kind, diff = POINTWISE[name]
     xs = [_data(dt, kind, seed) for seed in range(n_in)]
     pairs = [_pair(x, dt, diff) for x in xs]
@@ -314,7 +359,9 @@ def test_forward_ad(name, dt):
             outs.append((p, tg))
     ulp = _ulp(name, dt)
     assert_same(outs[0][0], outs[1][0], ulp, name)
-    assert_same(outs[0][1], outs[1][1], ulp, name + " tangent")
+    # PyTorch's silu tangent runs its composite backward op by op in the half type (the
+    # reverse mode its fused kernel, which ember's formula follows)
+    assert_same(outs[0][1], outs[1][1], 1 if name == "silu" else ulp, name + " tangent")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -339,8 +386,30 @@ def test_softmax_layouts(shape, dim, dt):
 def _softmax_pair(t, e, dim, dt, shape):
     for name in ("softmax", "log_softmax"):
         rt, re = getattr(torch, name)(t, dim), getattr(ember, name)(e, dim)
-        assert_same(rt, re, 1, name)
+        assert_same(rt, re, 0, name)
         g = _data(dt, "red", 18, int(np.prod(shape))).reshape(shape)
         gt, ge = _pair(g, dt)
-        assert_same(torch.autograd.grad(rt, t, gt)[0], ember.autograd.grad(re, e, ge)[0], 1,
+        assert_same(torch.autograd.grad(rt, t, gt)[0], ember.autograd.grad(re, e, ge)[0], 0,
                     name + " grad")
+
+
+_DOUBLE_ROUNDING = {
+    "half()": lambda M, x: x.half(), "to": lambda M, x: x.to(M.float16),
+    "copy_": lambda M, x: M.zeros(x.shape, dtype=M.float16).copy_(x),
+    "transposed": lambda M, x: x.reshape(2, 3).t().half(),
+    "tensor(list)": lambda M, x: M.tensor(x.tolist(), dtype=M.float16),
+    "tensor(array)": lambda M, x: M.tensor(x.numpy(), dtype=M.float16),
+    "complex": lambda M, x: (x + 1j).half(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DOUBLE_ROUNDING))
+def test_double_to_half_rounds_through_float(case):
+    """c10::Half is built from a float: a double is rounded to float first, then to half (so
+    1 + 2**-11 + 2**-40 becomes 1.0, not the correctly rounded 1.0009765625)."""
+    v = [1 + 2**-11 + 2**-40, -(1 + 2**-11 + 2**-40), 65520.0, 1e-8, 2049 + 2**-30, 0.1]
+    with np.errstate(all="ignore"):
+        rt = _DOUBLE_ROUNDING[case](torch, torch.tensor(v, dtype=torch.float64))
+        re = _DOUBLE_ROUNDING[case](ember, ember.tensor(v, dtype=ember.float64))
+    assert rt.dtype == torch.float16 and str(re.dtype) == "ember.float16"
+    np.testing.assert_array_equal(re.numpy(), rt.numpy())

@@ -781,17 +781,7 @@ def check_inplace(desc, make, act) -> str | None:
 
 
 # Known differences, each with its reason (strict: a fix makes the test fail until moved out).
-_PARSER = ("PyTorch's generated argument parser words type errors its own way; ember's functions "
-           "are plain Python and do not reproduce those messages")
-KNOWN = {
-    "to(str)": "device strings: ember's parser names its own device types",
-    "to(bogus)": "ember has no accelerator: it names what is missing instead",
-    "promote_types bad": _PARSER,
-    "isinf str": _PARSER,
-    "add str": _PARSER,
-    "add None": _PARSER,
-    "add list": _PARSER,
-}
+KNOWN: dict = {}
 
 
 def _params(cases):

@@ -242,6 +242,33 @@ def test_large_batch_paths():
         )
 
 
+# channels-last products (groups 1, at least 8 channels, batch folded): geometry variety
+NHWC = [
+    ("conv2d", (3, 8, 7, 6), (5, 8, 3, 3), dict()),
+    ("conv2d", (3, 9, 8, 7), (4, 9, 3, 2), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
+    ("conv1d", (4, 8, 11), (6, 8, 3), dict(stride=2, padding=1)),
+    ("conv3d", (2, 8, 4, 5, 4), (3, 8, 2, 3, 2), dict(padding=1, dilation=(2, 1, 1))),
+    ("conv_transpose2d", (3, 8, 5, 4), (8, 10, 3, 3), dict()),
+    ("conv_transpose2d", (2, 8, 4, 5), (8, 9, 2, 3),
+     dict(stride=2, padding=(1, 0), output_padding=(1, 0), dilation=(2, 1))),
+]
+
+
+@pytest.mark.parametrize(("name", "xs", "ws", "kw"), NHWC,
+                         ids=[f"{d[0]}-{i}" for i, d in enumerate(NHWC)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_channels_last_paths(name, xs, ws, kw, dtype):
+    """Values and the input, weight and bias gradients through the channels-last products
+    (and the per-kernel-position transposed convolution), non-contiguous inputs included."""
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else {}
+    b = data((ws[1] if name.startswith("conv_t") else ws[0],), 5, dtype)
+    for noncontig in (False, True):
+        check_op(lambda x, w, b_: getattr(E, name)(x, w, b_, **kw),
+                 lambda x, w, b_: getattr(TF, name)(x, w, b_, **kw),
+                 data(xs, 1, dtype), data(ws, 2, dtype), b, double=False,
+                 noncontig=noncontig, **tol)
+
+
 def test_complex():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 2, 5, 5)) + 1j * rng.standard_normal((2, 2, 5, 5))

@@ -775,3 +775,101 @@ def test_opinfo_shapes_and_dtypes(name):
                 break
             check_sample(info, sample, _VARIANTS.get(info.variant_test_name,
                                                      ember_fn(info.name)), values=False)
+
+
+# ---- out= on the random factories (issue 7): drawn in out's dtype, out resized silently and
+# returned, PyTorch's errors for a non-floating kernel, a mismatched dtype= and autograd
+
+_OUT_CASES = {
+    "rand_f64": lambda L: L.rand(3, out=L.empty(2, dtype=L.float64)),
+    "rand_same": lambda L: L.rand(2, 3, out=L.empty(2, 3)),
+    "rand_int": lambda L: L.rand(3, out=L.empty(3, dtype=L.int64)),
+    "randn_int": lambda L: L.randn(3, out=L.empty(3, dtype=L.int64)),
+    "rand_dtype_mismatch": lambda L: L.rand(3, out=L.empty(3), dtype=L.float64),
+    "randint": lambda L: L.randint(5, (3,), out=L.empty(2)),
+    "randint_low": lambda L: L.randint(2, 5, (3, 2), out=L.empty(0, dtype=L.int32)),
+    "randint_bool": lambda L: L.randint(3, (2,), out=L.empty(2, dtype=L.bool)),
+    "randperm": lambda L: L.randperm(4, out=L.empty(2)),
+    "randperm_bool": lambda L: L.randperm(5, out=L.empty(2, dtype=L.bool)),
+    "randperm_i16": lambda L: L.randperm(5, out=L.empty(2, dtype=L.int16)),
+    "out_requires_grad": lambda L: L.rand(3, out=L.empty(2, requires_grad=True)),
+    "requires_grad_flag": lambda L: L.rand(3, out=L.empty(2), requires_grad=True),
+    "rand_c64": lambda L: L.rand(2, out=L.empty(2, dtype=L.complex64)),
+    "randn_gen": lambda L: L.randn(2, generator=L.Generator(), out=L.empty(5)),
+    "rand_strided": lambda L: L.rand(2, 3, out=L.empty(6)[::2]),
+    "normal_f": lambda L: L.normal(0., 1., (3,), out=L.empty(2, dtype=L.float64)),
+    "normal_f_int": lambda L: L.normal(0., 1., (3,), out=L.empty(2, dtype=L.int64)),
+    "normal_t": lambda L: L.normal(L.zeros(3), 1.0, out=L.empty(3)),
+    "normal_t64": lambda L: L.normal(L.zeros(3), 1.0, out=L.empty(3, dtype=L.float64)),
+    "normal_tt": lambda L: L.normal(L.zeros(3), L.ones(2, 1), out=L.empty(1)),
+    "normal_t_int": lambda L: L.normal(L.zeros(3), 1.0, out=L.empty(3, dtype=L.int64)),
+    "normal_ft": lambda L: L.normal(0.5, L.ones(3), out=L.empty(3)),
+    "out_not_tensor": lambda L: L.rand(3, out=[1]),
+    "randint_out_not_tensor": lambda L: L.randint(3, (2,), out=3),
+}
+
+
+def _out_result(f, L):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = f(L)
+        except Exception as e:   # noqa: BLE001 -- the exception itself is compared
+            return type(e).__name__, str(e).replace("ember", "torch")
+    return str(r.dtype).split(".")[-1], tuple(r.shape), r.stride(), r.requires_grad
+
+
+@pytest.mark.parametrize("case", list(_OUT_CASES))
+def test_factory_out(case):
+    assert _out_result(_OUT_CASES[case], ember) == _out_result(_OUT_CASES[case], torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, o: L.rand(50, out=o), lambda L, o: L.randn(50, out=o),
+    lambda L, o: L.normal(2.0, 0.5, (50,), out=o), lambda L, o: L.randperm(50, out=o),
+    lambda L, o: L.randint(3, 9, (50,), out=o),
+])
+def test_factory_out_writes_and_returns_out(make):
+    o = ember.zeros(3, dtype=ember.float64)
+    v = o._version
+    r = make(ember, o)
+    assert r is o and tuple(o.shape) == (50,) and o.dtype == ember.float64
+    assert o._version > v and len(set(o.tolist())) > 5
+    ember.manual_seed(3)
+    a = make(ember, ember.empty(0, dtype=ember.float64)).clone()
+    ember.manual_seed(3)
+    b = make(ember, ember.empty(0, dtype=ember.float64))
+    assert ember.equal(a, b)   # seeded draws into out= are reproducible
+
+
+# ---- window functions (one shared prologue): dtypes, lengths 0/1, errors, values
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "bartlett_window",
+                                  "blackman_window", "kaiser_window"])
+def test_window_functions(name):
+    bad = []
+    for n in (-1, 0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            for dt in (None, "float64", "float16", "bfloat16", "int64", "complex64"):
+                for rg in (False, True):
+                    res = []
+                    for L in (torch, ember):
+                        try:
+                            w = getattr(L, name)(n, periodic, requires_grad=rg,
+                                                 dtype=getattr(L, dt) if dt else None)
+                        except Exception as e:   # noqa: BLE001 -- compared
+                            res.append((type(e).__name__, str(e).replace("ember", "torch")))
+                            continue
+                        v = w.detach()
+                        v = v.real if v.is_complex() else v
+                        res.append((str(w.dtype).split(".")[-1], w.requires_grad,
+                                    v.float().numpy()))
+                    (t, e) = res
+                    if len(t) == 2 or len(e) == 2:   # an error: class and message
+                        same = len(t) == len(e) and t == e
+                    else:
+                        same = t[:-1] == e[:-1] and np.allclose(t[-1], e[-1], rtol=1e-5,
+                                                                atol=1e-7)
+                    if not same:
+                        bad.append((n, periodic, dt, rg, t, e))
+    assert not bad, bad

@@ -12,14 +12,19 @@ class device:
     def __new__(cls, type, index: int | None = None):  # noqa: A002
         if isinstance(type, device):
             return type
-        if isinstance(type, int):
-            raise RuntimeError("CUDA is not available in ember yet: only 'cpu' and 'meta'")
-        if ":" in type:
-            type, _, idx = type.partition(":")
-            index = int(idx)
-        if type not in ("cpu", "meta", "cuda"):
-            raise RuntimeError(
-                "Expected one of cpu, cuda, meta device type at start of device string: " + type)
+        if isinstance(type, int) and not isinstance(type, bool):
+            # a bare index names the current accelerator, which a CPU build lacks
+            if type < 0:
+                raise RuntimeError("Device index must not be negative")
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        type, idx = _parse(type)
+        if idx is not None:
+            if index is not None:
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}:{idx}")
+            index = idx
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         if index is None and type == "cpu":
             cached = _CACHE.get(type)
             if cached is not None:
@@ -44,6 +49,27 @@ class device:
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
+
+
+# the device types c10 knows, in its error message's order
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+          "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
+def _parse(s: str):
+    """c10's device-string grammar: a name of letters and underscores, then optionally ':' and
+    an index without a leading zero; PyTorch's messages for what does not parse."""
+    if not s:
+        raise RuntimeError("Device string must not be empty")
+    name, sep, idx = s.partition(":")
+    ok = name and all(c.isalpha() and c.isascii() or c == "_" for c in name) and (
+        not sep or idx.isdigit() and idx.isascii() and (idx == "0" or idx[0] != "0"))
+    if not ok:
+        raise RuntimeError(f"Invalid device string: '{s}'")
+    if name not in _TYPES:
+        raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of device "
+                           f"string: {name}")
+    return name, int(idx) if sep else None
 
 
 _CACHE: dict = {}
@@ -76,6 +102,11 @@ def as_device(d) -> device:
     d = device(d)
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
+    if d.type == "cpu":
+        return CPU    # (PyTorch's CPU tensors report no index: 'cpu:0' is 'cpu')
+    if d.type not in ("cpu", "meta"):
+        raise NotImplementedError(f"ember has no '{d.type}' backend: tensors live on the CPU "
+                                  "or the meta device")
     return d
 
 

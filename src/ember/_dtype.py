@@ -81,10 +81,10 @@ class dtype:
         return self.name
 
     def to_real(self) -> dtype:
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return {complex64: float32, complex128: float64, complex32: float16}.get(self, self)
 
     def to_complex(self) -> dtype:
-        return {float32: complex64, float64: complex128, float16: complex64,
+        return {float32: complex64, float64: complex128, float16: complex32,
                 bfloat16: complex64}.get(self, self)
 
 
@@ -106,12 +106,15 @@ uint16 = dtype("uint16", np.uint16, _INT, False, "UInt16Tensor")
 uint32 = dtype("uint32", np.uint32, _INT, False, "UInt32Tensor")
 uint64 = dtype("uint64", np.uint64, _INT, False, "UInt64Tensor")
 SHELL_UINTS = (uint16, uint32, uint64)
+# PyTorch's ComplexHalf: NumPy has no such type, so its elements are stored as a structured pair
+# of float16 (4 bytes, as PyTorch's); src/ember/_chalf.py converts and computes
+complex32 = dtype("complex32", [("real", "<f2"), ("imag", "<f2")], _COMPLEX, True,
+                  "ComplexHalfTensor")
 
 
 class _NameOnly(dtype):
-    """A dtype PyTorch names but ember cannot store: ``complex32`` (NumPy has no complex
-    type of two float16, and computing in it would need every kernel rewritten) and the
-    quantized types (ember has no quantized tensors). The object exists, with PyTorch's repr,
+    """A dtype PyTorch names but ember cannot store: the quantized types (ember has no
+    quantized tensors). The object exists, with PyTorch's repr,
     itemsize and flags, and promotes as PyTorch's does; making a tensor of it (anything that
     asks for its NumPy type) raises NotImplementedError saying so."""
 
@@ -139,8 +142,6 @@ class _NameOnly(dtype):
 
 _QUANT = 4
 _QWHY = "quantized tensors are not implemented in ember (the dtype exists as a name only)"
-complex32 = _NameOnly("complex32", 4, _COMPLEX, "NumPy has no half-precision complex type "
-                      "and ember does not emulate one; use complex64")
 quint8 = _NameOnly("quint8", 1, _QUANT, _QWHY)
 qint8 = _NameOnly("qint8", 1, _QUANT, _QWHY)
 qint32 = _NameOnly("qint32", 4, _QUANT, _QWHY)
@@ -152,16 +153,16 @@ short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64,
-       complex128, uint16, uint32, uint64)
+       complex128, uint16, uint32, uint64, complex32)
 _FROM_NP = {d.np: d for d in ALL}
 
 
 def from_numpy_dtype(npd) -> dtype:
     """The ember dtype of a NumPy dtype; TypeError for types PyTorch has no tensor for."""
     d = _FROM_NP.get(npd)
-    if d is None:
+    if d is None or d is complex32:   # (a NumPy array of ember's complex32 pairs is no complex)
         d = _FROM_NP.get(np.dtype(npd))
-        if d is None:
+        if d is None or d is complex32:
             raise TypeError(
                 f"can't convert np.ndarray of type numpy.{np.dtype(npd).type.__name__}. The only "
                 "supported types are: float64, float32, float16, complex64, complex128, int64, "
@@ -191,14 +192,21 @@ _SMALL_FLOATS = (float16, bfloat16)
 _promote_cache: dict = {}
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
+def promote_types(type1: dtype, type2: dtype) -> dtype:
     """``torch.promote_types``: the smallest dtype both can be safely cast to."""
-    if a is b:
-        return a
-    key = (a, b)
-    r = _promote_cache.get(key)
+    if type1 is type2:
+        return type1
+    key = (type1, type2)
+    try:
+        r = _promote_cache.get(key)
+    except TypeError:   # (an unhashable argument: refused below)
+        r = None
     if r is None:
-        r = _promote_cache[key] = _promote(a, b)
+        for name, v in (("type1", type1), ("type2", type2)):
+            if not isinstance(v, dtype):
+                from ._ops._parser import must_be
+                raise must_be(promote_types, name, v, "torch.dtype")
+        r = _promote_cache[key] = _promote(type1, type2)
     return r
 
 
@@ -313,6 +321,18 @@ def result_type(a, b) -> dtype:
     return result_type_of((a, b))
 
 
+_F16, _F32, _WIDE = np.dtype(np.float16), np.dtype(np.float32), (np.dtype(np.float64),
+                                                                  np.dtype(np.complex128))
+
+
+def astype(a: np.ndarray, npd) -> np.ndarray:
+    """``a.astype(npd)`` as PyTorch's C++ casts: a double becomes a half through float (c10::Half
+    is built from a float), so it can round twice."""
+    if npd == _F16 and a.dtype in _WIDE:
+        a = np.real(a).astype(_F32)
+    return a.astype(npd)
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
     """``torch.can_cast``: casting never lowers the category (complex->float, float->int...)."""
     return from_._cat <= to._cat
@@ -322,7 +342,7 @@ class finfo:
     """``torch.finfo`` for a floating dtype."""
 
     def __init__(self, type: dtype | None = None):
-        type = type or _Defaults.dtype
+        type = (type or _Defaults.dtype).to_real()   # a complex type: its parts' (PyTorch)
         fi = ml_dtypes.finfo(type.np) if type is bfloat16 else np.finfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8

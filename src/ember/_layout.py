@@ -8,9 +8,18 @@ every result's layout follows PyTorch's rule for its op family:
 - ``clone`` / ``*_like`` / ``to`` with ``preserve_format`` keep a dense input's strides and
   otherwise lay the copy out in the input's stride order (``preserve_strides``), as
   ``empty_like`` does;
-- ``memory_format=channels_last`` (4-D) / ``channels_last_3d`` (5-D) give NHWC / NDHWC strides.
+- ``memory_format=channels_last`` (4-D) / ``channels_last_3d`` (5-D) give NHWC / NDHWC strides;
+- elementwise results follow TensorIterator (``iter_strides``): operands of the result's shape
+  laid out alike give that layout (size-1 dims' strides included), anything else is sorted by
+  the operands' strides (a Python number counts as a 0-dim operand, which only rules out the
+  first case).
 
-Strides here are in elements, as ``Tensor.stride()`` reports them.
+Strides here are in elements, as ``Tensor.stride()`` reports them. Empty tensors: NumPy gives a
+fresh empty array zero strides, which ``stride()`` reports as row-major (PyTorch's for a new
+empty tensor); any other strides of an empty array are PyTorch's and reported as they are
+(views, ``empty_like`` of an empty tensor, results laid out here). So a shortcut "row-major
+input, nothing to lay out" must also require a non-empty array: NumPy calls every empty array
+C-contiguous.
 """
 from __future__ import annotations
 
@@ -155,7 +164,9 @@ def dense_strides(shape, strides) -> tuple:
 
 def is_dense(shape, strides) -> bool:
     """``is_non_overlapping_and_dense``: sorted by stride (size-1 dims ignored) the strides are
-    a contiguous layout's."""
+    a contiguous layout's; an empty tensor counts as contiguous, so dense."""
+    if 0 in shape:
+        return True
     expected = 1
     for st, n in sorted((st, n) for st, n in zip(strides, shape) if n >= 2):
         if st != expected:
@@ -167,6 +178,15 @@ def is_dense(shape, strides) -> bool:
 def elem_strides(a: np.ndarray) -> tuple:
     isz = a.itemsize
     return tuple(s // isz for s in a.strides)
+
+
+def torch_strides(a: np.ndarray) -> tuple:
+    """The strides ``Tensor.stride()`` reports for an array: its own, but row-major for a
+    fresh empty array (NumPy gives those zero strides)."""
+    st = elem_strides(a)
+    if a.size == 0 and not any(st):
+        return contiguous_strides(a.shape)
+    return st
 
 
 def empty_np(shape, strides, dtype) -> np.ndarray:
@@ -182,6 +202,15 @@ def empty_np(shape, strides, dtype) -> np.ndarray:
     isz = dt.itemsize
     # the ndarray constructor over the buffer: NumPy's as_strided costs several microseconds
     return np.ndarray(shape, dt, buf, 0, tuple(int(st) * isz for st in strides))
+
+
+def fresh_empty(a: np.ndarray) -> np.ndarray:
+    """An empty array as PyTorch allocates it: NumPy gives a fresh empty array zero strides
+    (reported as row-major), which views would carry on; this one has row-major strides, so
+    ``permute`` / ``transpose`` / ``expand`` of it have PyTorch's."""
+    if a.ndim < 2 or any(a.strides):
+        return a
+    return empty_np(a.shape, contiguous_strides(a.shape), a.dtype)
 
 
 def copy_to_strides(x: np.ndarray, strides, dtype=None) -> np.ndarray:
@@ -223,6 +252,8 @@ def contiguous_np(x):
     an array C-contiguous whatever those strides are); other array kinds pass through."""
     if type(x) is not np.ndarray:
         return x
+    if not x.size:   # (an empty view of a larger buffer: a fresh empty array instead)
+        return x if not any(x.strides) else np.empty(x.shape, x.dtype)
     if not x.flags.c_contiguous:
         return np.ascontiguousarray(x)
     if x.ndim > 1 and 1 in x.shape:
@@ -245,7 +276,8 @@ def contiguous_result(*ops) -> None:
         if op.n_out == 1:
             def wrapped(*args, _f=fwd):
                 r = _f(*args)
-                if type(r) is np.ndarray and (not r.flags.c_contiguous or 1 in r.shape):
+                if type(r) is np.ndarray and (not r.flags.c_contiguous or 1 in r.shape
+                                              or not r.size):
                     return contiguous_np(r)
                 return r
         else:
@@ -322,9 +354,108 @@ def _in_format(r, fmt, ndim: int):
 def like_input(x, r):
     """``r`` (an array or a tuple of them, shaped like ``x``) laid out as
     ``empty_like(x)``: a dense ``x``'s strides, else a dense layout in its stride order."""
-    if type(x) is not np.ndarray or (x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape)):
+    if type(x) is not np.ndarray or (x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape)
+                                     and x.size):
         return r
     st = preserve_strides(x.shape, elem_strides(x))
     if isinstance(r, tuple):
         return tuple(copy_to_strides(a, st) for a in r)
     return copy_to_strides(r, st)
+
+
+# ---- TensorIterator's output layout (elementwise ops) --------------------------------------
+
+def iter_perm(shape, operands) -> list:
+    """TensorIterator's ``reorder_dimensions``: the dims of ``shape`` from fastest to slowest,
+    by an insertion sort comparing the operands' strides in turn (a zero stride, a broadcast
+    dim, says nothing; equal strides put the smaller dim first)."""
+    perm = list(range(len(shape)))[::-1]
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, len(shape)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def iter_strides(shape, operands) -> tuple:
+    """The element strides TensorIterator gives an elementwise result of ``shape``.
+
+    ``operands``: (shape, element strides) of every tensor operand in PyTorch's argument
+    order, a Python number as ``((), ())`` (PyTorch wraps it into a 0-dim tensor).
+    ``fast_set_up``: operands all of the result's shape are laid out alike -- all contiguous
+    (row-major result), all channels_last (4-D; NHWC result), or all non-overlapping and dense
+    with one set of strides (the result copies them, size-1 dims included). Otherwise the
+    dims are sorted by the operands' strides (a broadcast dim's counting as 0) and the result
+    is dense in that order, row-major when the order is the natural one; sizes multiply
+    without a max with 1, so the dims outside a size-0 dim get stride 0."""
+    nd = len(shape)
+    if all(s == shape for s, _ in operands):
+        if all(is_contiguous_as(s, st, contiguous_format) for s, st in operands):
+            return contiguous_strides(shape)
+        if nd == 4 and all(is_contiguous_as(s, st, channels_last) for s, st in operands):
+            return format_strides(shape, channels_last)
+        st0 = operands[0][1]
+        if all(st == st0 for _, st in operands) and is_dense(shape, st0):
+            return tuple(st0)
+    bcast = []
+    for s, st in operands:
+        off = nd - len(s)
+        bcast.append([0] * off + [0 if n == 1 and shape[off + i] != 1 else st[i]
+                                  for i, n in enumerate(s)])
+    perm = iter_perm(shape, bcast) if nd > 1 else [0]
+    if perm == list(range(nd - 1, -1, -1)):
+        return contiguous_strides(shape)
+    out = [0] * nd
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+_ITER: dict = {}
+
+
+def iter_result(out, operands):
+    """``out`` (an elementwise result computed by NumPy) laid out as PyTorch's TensorIterator
+    lays it out for ``operands`` (the op's operands before type promotion, in PyTorch's
+    order: ndarrays, or Python numbers / NumPy scalars)."""
+    if type(out) is not np.ndarray or not out.ndim:
+        return out
+    shape = out.shape
+    key = (shape,) + tuple((x.shape, x.strides, x.itemsize) if type(x) is np.ndarray else ()
+                           for x in operands)
+    want = _ITER.get(key)
+    if want is None:   # (remembered: the layout depends on shapes and strides only)
+        if len(_ITER) > 4096:
+            _ITER.clear()
+        ops = [(x.shape, torch_strides(x)) if type(x) is np.ndarray else ((), ())
+               for x in operands if x is not None]
+        want = _ITER[key] = iter_strides(shape, ops) if ops else contiguous_strides(shape)
+    return restride(out, want)
+
+
+def restride(out: np.ndarray, strides) -> np.ndarray:
+    """``out`` with exactly these element strides (a copy unless it has them already)."""
+    if elem_strides(out) == tuple(strides):
+        return out
+    if out.size == 0 and strides == contiguous_strides(out.shape) and not any(out.strides):
+        return out    # NumPy's fresh empty array, reported with row-major strides
+    return copy_to_strides(out, strides)

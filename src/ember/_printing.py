@@ -215,6 +215,9 @@ def _as_printable(a: np.ndarray) -> np.ndarray:
 def _tensor_str(a: np.ndarray, indent: int) -> str:
     if a.size == 0:
         return "[]"
+    if a.dtype.kind == "V" and a.dtype.names:   # complex32 pairs: printed as complex64
+        from ._chalf import to_c64  # (PyTorch prints cfloat())
+        a = to_c64(a)
     summarize = a.size > PRINT_OPTS.threshold
     shown = _as_printable(_summarized(a) if summarize else a)
     if shown.dtype.kind == "c":

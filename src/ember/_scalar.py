@@ -22,7 +22,7 @@ _CTYPE = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_
           "int32": "int", "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
           "uint64": "uint64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
           "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
-          "complex128": "c10::complex<double>"}
+          "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>"}
 
 _I64 = 1 << 63
 
@@ -94,6 +94,12 @@ def to_dtype(value, dt: D.dtype, one: bool = False):
     if not isinstance(value, (builtins.int, builtins.float, builtins.complex)):
         raise TypeError(f"can't convert {type(value).__name__} to a number")
     _scalar_range(value)
+    if dt is D.complex32 and not one:
+        dt = D.complex64   # PyTorch's fill of many ComplexHalf elements checks complex<float>
+        if overflows(value, dt):
+            raise RuntimeError("value cannot be converted to type c10::complex<float> without "
+                               "overflow")
+        return _wrapped(value, D.complex32)
     if one and dt in (D.float16, D.bfloat16):
         if isinstance(value, builtins.complex) and value.imag != 0:
             raise RuntimeError("value cannot be converted to type double without overflow")

@@ -125,7 +125,9 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         s = tuple(x // self._data.itemsize for x in self._data.strides)
-        if self.is_meta or self._data.size == 0:
+        if self.is_meta or self._data.size == 0 and not any(s):
+            # (NumPy gives a fresh empty array zero strides: PyTorch's are row-major; an empty
+            # view or a result laid out as PyTorch's keeps the strides it was given)
             s = _contiguous_strides(self._data.shape)
         if dim is None:
             return s
@@ -179,7 +181,8 @@ class Tensor:
         return self._data.dtype.kind == "f" or self._data.dtype == D.bfloat16.np
 
     def is_complex(self) -> bool:
-        return self._data.dtype.kind == "c"
+        d = self._data.dtype
+        return d.kind == "c" or d.kind == "V" and d == D.complex32.np   # (ember._chalf)
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
@@ -299,6 +302,8 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward."""
+        if self._base is not None:
+            _refresh_view(self)   # a view changed in place retains its regenerated history's
         if self._fn is None:
             if not self.requires_grad:   # (a view of a base requiring grad requires grad)
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -327,6 +332,8 @@ class Tensor:
         if not self.requires_grad:
             raise RuntimeError(
                 "cannot register a hook on a tensor that doesn't require gradient")
+        if self._base is not None:
+            _refresh_view(self)   # a view changed in place hooks its regenerated history
         if self._fn is not None:
             return self._fn._register_tensor_hook(self._onr, hook)
         from .autograd.graph import RemovableHandle
@@ -425,6 +432,8 @@ class Tensor:
                             "copy the tensor to host memory first.")
         if self._data.dtype == D.bfloat16.np and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if self._data.dtype == D.complex32.np:
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._data if not force else self._data.copy()
 
     def item(self):
@@ -443,6 +452,9 @@ class Tensor:
         d = self._data
         if d.dtype == D.bfloat16.np or d.dtype == np.float16:
             d = d.astype(np.float32)
+        elif d.dtype == D.complex32.np:
+            from ._chalf import to_c64
+            d = to_c64(d)
         return d.tolist()
 
     def __array__(self, dtype=None, copy=None):
@@ -450,6 +462,8 @@ class Tensor:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead.")
+        if self._data.dtype == D.complex32.np:
+            self.numpy()   # PyTorch's refusal: NumPy has no ComplexHalf
         return self._data if dtype is None else self._data.astype(dtype)
 
     def _one_number(self, to=None):
@@ -603,16 +617,29 @@ class _Lazy(Tensor):
 CONJ_BIT, NEG_BIT = 4, 8
 
 
+def _pairs_too(f, name: str):
+    """``f`` (np.conj, np.negative), or ember._chalf's where NumPy refuses complex32 pairs."""
+    def g(a):
+        try:
+            return f(a)
+        except TypeError:
+            from . import _chalf
+            if not _chalf.is_ch(a):
+                raise
+            return getattr(_chalf, name)(a)
+    return g
+
+
 class _ConjTensor(_Lazy):
     __slots__ = ()
     bits = CONJ_BIT
-    _fn_np = staticmethod(np.conj)
+    _fn_np = staticmethod(_pairs_too(np.conj, "conj"))
 
 
 class _NegTensor(_Lazy):
     __slots__ = ()
     bits = NEG_BIT
-    _fn_np = staticmethod(np.negative)
+    _fn_np = staticmethod(_pairs_too(np.negative, "negative"))
 
 
 for _c in (_ConjTensor, _NegTensor):   # what ``type(t)`` prints, as for any PyTorch tensor
@@ -639,6 +666,8 @@ def store(t: Tensor, values) -> None:
 
 
 def _rebuild(data, requires_grad):
+    if data.dtype.names is not None:   # unpickled complex32 pairs: ember's own dtype object
+        data = data.view(D.complex32.np)
     return _make(data, Version(), requires_grad, None)
 
 
@@ -825,8 +854,12 @@ def _is_contiguous(a: np.ndarray) -> bool:
 
 
 def _py_scalar(a: np.ndarray):
-    v = a.item() if a.dtype != D.bfloat16.np else float(a)
-    return v
+    if a.dtype.kind == "V":   # bfloat16, or complex32 pairs (ember._chalf)
+        if a.dtype == D.complex32.np:
+            from ._chalf import item
+            return item(a)
+        return float(a)
+    return a.item()
 
 
 _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",

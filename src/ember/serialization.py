@@ -529,6 +529,8 @@ class _TorchGlobal:
 
 _G_REBUILD_V2 = _TorchGlobal("torch._utils", "_rebuild_tensor_v2")
 _G_REBUILD_V3 = _TorchGlobal("torch._utils", "_rebuild_tensor_v3")
+# the dtypes PyTorch has no typed storage class for (its shell uints, ComplexHalf)
+_AS_BYTES = (*D.SHELL_UINTS, D.complex32)
 _G_UNTYPED = _TorchGlobal("torch.storage", "UntypedStorage")
 _G_REBUILD_PARAM = _TorchGlobal("torch._utils", "_rebuild_parameter")
 _G_REBUILD_PARAM_STATE = _TorchGlobal("torch._utils", "_rebuild_parameter_with_state")
@@ -612,7 +614,7 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if type(obj) is _StorageRef:
-            if obj.dtype in D.SHELL_UINTS:   # no typed storage class: bytes, as PyTorch
+            if obj.dtype in _AS_BYTES:   # no typed storage class: bytes, as PyTorch
                 return ("storage", _G_UNTYPED, obj.key, "cpu", obj.numel * obj.dtype.itemsize)
             return ("storage", _G_STORAGE[obj.dtype], obj.key, "cpu", obj.numel)
         return None
@@ -644,7 +646,7 @@ class _Pickler(pickle._Pickler):
             func = _G_REBUILD_V2
             args = (ref, offset, tuple(t.shape), tuple(stride), t.requires_grad,
                     collections.OrderedDict())
-            if t.dtype in D.SHELL_UINTS:   # PyTorch saves these as bytes plus their dtype
+            if t.dtype in _AS_BYTES:   # PyTorch saves these as bytes plus their dtype
                 func, args = _G_REBUILD_V3, args + (t.dtype,)
         if cls is Tensor:
             return (func, args)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _chalf
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import (
     CONJ_BIT,
     Tensor,
@@ -41,7 +43,8 @@ def to_operand(x):
     if isinstance(x, np.ndarray):
         from .creation import tensor
         return tensor(x)
-    raise TypeError(f"unsupported operand type: '{type(x).__name__}'")
+    from ._parser import bad_operand
+    raise bad_operand(x)
 
 
 def promoted(a, b, int_to_float: bool = False):
@@ -60,6 +63,8 @@ def promoted(a, b, int_to_float: bool = False):
     if int_to_float and not (rt.is_floating_point or rt.is_complex):
         rt = D.get_default_dtype()
     npt = rt.np
+    if rt.is_complex and (rt is D.complex32 or _chalf.is_ch(da) or _chalf.is_ch(db)):
+        return _chalf.promoted(da, db, npt)   # NumPy cannot cast to or from its pairs
     if isinstance(da, np.ndarray):
         if da.dtype != npt:
             da = da.astype(npt)
@@ -158,20 +163,41 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
     if tb is float and isinstance(a, Tensor) and type(a._data) is np.ndarray and (
             (dt := a._data.dtype) is _F32 or dt is _F64):
         # the common case: float tensor (or nn.Parameter) with a Python float
-        return wrap_one(op, a, params, op.fwd(a._data, b, *params), b)
+        out = op.fwd(da := a._data, b, *params)
+        if out.ndim > 1 and out.strides != da.strides and not (
+                out.flags.c_contiguous and da.flags.c_contiguous and 1 not in da.shape
+                and da.size):
+            # (NumPy's order misses size-1 dims, ties; pow's number exponent is no operand; a
+            # row-major input without size-1 dims has a row-major result of another itemsize)
+            out = iter_layout(out, (da,) if op.name == "pow" else (da, b))
+        return wrap_one(op, a, params, out, b)
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         da = a._data
         db = b._data
         if type(da) is np.ndarray and type(db) is np.ndarray and (
-                (dt := da.dtype) is _F32 or dt is _F64) and db.dtype is dt \
-                and da.shape == db.shape:
-            # two float tensors of one dtype and shape: no promotion, no broadcast
-            out = op.fwd(da, db, *params)
-            if type(out) is np.ndarray and out.ndim > 1 and not (
-                    out.flags.c_contiguous and da.flags.c_contiguous and db.flags.c_contiguous
-                    and out.shape == da.shape):
-                out = iter_layout(out, (da, db))
-            return wrap_two(op, a, b, params, out)
+                (dt := da.dtype) is _F32 or dt is _F64) and db.dtype is dt:
+            if da.shape == db.shape:
+                # two float tensors of one dtype and shape: no promotion, no broadcast
+                out = op.fwd(da, db, *params)
+                if type(out) is np.ndarray and out.ndim > 1 and not (
+                        out.flags.c_contiguous and da.flags.c_contiguous
+                        and db.flags.c_contiguous and out.shape == da.shape):
+                    out = iter_layout(out, (da, db))
+                return wrap_two(op, a, b, params, out)
+            if da.flags.c_contiguous and db.flags.c_contiguous:
+                # broadcasting row-major operands to a result without size-1 dims: every
+                # size-1 dim of an operand is broadcast (stride 0), the others' strides fall
+                # strictly, so TensorIterator's order is row-major too and no layout is
+                # computed; a failure to broadcast goes the general way (PyTorch's error)
+                try:
+                    out = op.fwd(da, db, *params)
+                except ValueError:
+                    out = None
+                if out is not None:
+                    if type(out) is np.ndarray and out.ndim > 1 and not (
+                            out.flags.c_contiguous and 1 not in out.shape and out.size):
+                        out = iter_layout(out, (da, db))
+                    return wrap_two(op, a, b, params, out)
     if tb is not Tensor and not isinstance(b, Tensor):
         b = to_operand(b)
     if not isinstance(a, Tensor):
@@ -192,12 +218,14 @@ def binary(op: Op, a, b, params: tuple = (), int_to_float: bool = False):
         except ValueError:
             check_broadcast(np.shape(da), np.shape(db))
             raise
+        except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+            out = _chalf.refused(e, op, (da, db), params)
     if type(out) is np.ndarray and out.ndim > 1:
         # the operands' strides before promotion (a cast copy of an expand has lost its zeros)
         xa = a._data if isinstance(a, Tensor) else a
         xb = b._data if isinstance(b, Tensor) else b
         if not (out.flags.c_contiguous and _c_same(xa, out) and _c_same(xb, out)):
-            out = iter_layout(out, (xa, xb))
+            out = iter_layout(out, (xa,) if op.name == "pow" else (xa, xb))
     return wrap_outputs(op, (a, b), params, out)
 
 
@@ -205,50 +233,14 @@ def _c_same(x, out) -> bool:
     """A number, or a row-major array of the result's shape: it leaves the result row-major
     (a broadcast operand's size-1 strides can reorder dims in PyTorch)."""
     return type(x) is not np.ndarray or not x.ndim or (
-        x.flags.c_contiguous and x.shape == out.shape)
+        x.flags.c_contiguous and x.shape == out.shape and x.strides == out.strides and x.size)
 
 
 def iter_layout(out: np.ndarray, arrays) -> np.ndarray:
-    """``out`` laid out as PyTorch's TensorIterator lays out an elementwise result: dims ordered
-    by the first operand whose strides decide (NumPy's ufuncs fall back to row-major when
-    operands disagree, e.g. a transposed tensor plus a contiguous one)."""
-    shape = out.shape
-    arrays = [x for x in arrays if type(x) is np.ndarray and x.ndim]
-    # the layout depends on the shapes and strides only: remembered, as small broadcasting
-    # ops spent most of their time here
-    key = (shape, out.itemsize) + tuple((x.shape, x.strides, x.itemsize) for x in arrays)
-    hit = _LAYOUTS.get(key)
-    if hit is None:
-        if len(_LAYOUTS) > 4096:
-            _LAYOUTS.clear()
-        hit = _LAYOUTS[key] = _iter_strides(shape, out.itemsize, arrays)
-    strides, nxt = hit
-    if all(n <= 1 or st == s for st, s, n in zip(strides, out.strides, shape)):
-        return out
-    r = np.lib.stride_tricks.as_strided(np.empty(max(nxt, 1), out.dtype), shape, tuple(strides))
-    r[...] = out
-    return r
-
-
-_LAYOUTS: dict = {}
-
-
-def _iter_strides(shape, itemsize: int, arrays) -> tuple:
-    """(byte strides, element count) of TensorIterator's layout for ``arrays`` (ndarrays of at
-    least one dim) broadcast to ``shape``."""
-    from .indexing import _iter_perm
-    nd = len(shape)
-    operands = []
-    for x in arrays:
-        off = nd - x.ndim
-        operands.append([0] * off + [0 if n == 1 and shape[off + i] != 1 else st // x.itemsize
-                                     for i, (n, st) in enumerate(zip(x.shape, x.strides))])
-    strides = [0] * nd
-    nxt = 1
-    for d in _iter_perm(shape, operands):
-        strides[d] = nxt * itemsize
-        nxt *= shape[d]
-    return tuple(strides), nxt
+    """``out`` laid out as PyTorch's TensorIterator lays out an elementwise result of
+    ``arrays`` (the operands before promotion; numbers count as PyTorch's wrapped 0-dim
+    tensors): ``ember._layout.iter_result`` holds the rule."""
+    return _L.iter_result(out, arrays)
 
 
 def check_broadcast(*shapes) -> None:
@@ -276,11 +268,24 @@ def broadcast_failed(exc: ValueError, *shapes) -> None:
 def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
     """Call a one-operand op; integer inputs become the default float when the op needs it."""
     d = x._data
+    if type(d) is np.ndarray and ((dt := d.dtype) is _F32 or dt is _F64):
+        # the commonest call: a float32/float64 array, nothing to gate, cast or refuse
+        out = op.fwd(d, *params)
+        if type(out) is np.ndarray and out.ndim > 1 and out.strides != d.strides and (
+                out.itemsize == d.itemsize or not d.flags.c_contiguous):
+            out = _L.iter_result(out, (d,))   # (as below)
+        return wrap_one(op, x, params, out)
     if op.name in UINT_GATED and d.dtype in SHELL_NP:
         uint_check(op.name, d.dtype)
-    if int_to_float and d.dtype.kind not in _FLOAT_KINDS and d.dtype != D.bfloat16.np:
-        d = d.astype(D.get_default_dtype().np)
-    out = op.fwd(d, *params)
+    try:
+        if int_to_float and d.dtype.kind not in _FLOAT_KINDS and d.dtype != D.bfloat16.np:
+            d = d.astype(D.get_default_dtype().np)
+        out = op.fwd(d, *params)
+    except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+        out = _chalf.refused(e, op, (d,), params)
+    if type(out) is np.ndarray and out.ndim > 1 and out.strides != d.strides and (
+            out.itemsize == d.itemsize or not d.flags.c_contiguous):
+        out = _L.iter_result(out, (x._data,))   # (NumPy's order misses size-1 dims, ties)
     return wrap_one(op, x, params, out)
 
 
@@ -288,23 +293,33 @@ def unary(op: Op, x: Tensor, params: tuple = (), int_to_float: bool = False):
 
 def check_inplace(self: Tensor, others: tuple = (), op: Op | None = None) -> None:
     """PyTorch's refusals for in-place ops on tensors autograd needs intact, in its order: a view
-    created in a special way, a view of a leaf, a leaf. ``others`` are the op's other operands
-    (a no-grad view written with a tensor that requires grad is refused too). For an inference
-    tensor autograd's refusals come only when ``op`` still reaches autograd (some argument is
-    a normal tensor)."""
+    created in a special way, a view of a leaf, a leaf; then an inference tensor outside
+    inference mode. ``others`` are the op's other operands (a no-grad view written with a tensor
+    that requires grad is refused too)."""
+    if autograd_refusals(self, others, op):
+        refuse_inference(self, others)
+
+
+def autograd_refusals(self: Tensor, others: tuple = (), op: Op | None = None) -> bool:
+    """The part of ``check_inplace`` PyTorch's autograd kernel raises, before the op's own
+    argument checks. For an inference tensor autograd runs only when ``op`` still reaches it (some
+    argument is a normal tensor). Returns whether ``self`` is an inference tensor written outside
+    inference mode: PyTorch refuses it when bumping its version, after the kernel's checks, so the
+    caller runs those and then calls ``refuse_inference`` (before writing anything)."""
     x = self._x
     refused = x is not None and x.inference and not STATE.inference and not x.counted
     if STATE.grad and (not refused or op is not None and not _skips_autograd(op, others)):
         _check_inplace_autograd(self, others)
-    # the inference-tensor refusal comes after autograd's (ADInplaceOrView runs after Autograd)
-    # and, for an inference tensor, after the kernel's own checks: PyTorch raises it when
-    # bumping the version after the write
-    if refused:
-        check_overlap(self, [o for o in others if isinstance(o, Tensor)])
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
-            "make a clone to get a normal tensor before doing inplace update.See "
-            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    return refused
+
+
+def refuse_inference(self: Tensor, others: tuple = ()) -> None:
+    """PyTorch's refusal of an in-place op on an inference tensor outside inference mode."""
+    check_overlap(self, [o for o in others if isinstance(o, Tensor)])
+    raise RuntimeError(
+        "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+        "make a clone to get a normal tensor before doing inplace update.See "
+        "https://github.com/pytorch/rfcs/pull/17 for more details.")
 
 
 def _check_inplace_autograd(self: Tensor, others: tuple) -> None:
@@ -319,7 +334,10 @@ def _check_inplace_autograd(self: Tensor, others: tuple) -> None:
             raise RuntimeError(
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation.")
-    if self._rg and self._fn is None:
+    # a leaf to PyTorch: no grad_fn yet, though requiring grad; that includes a view whose base
+    # gained history in place after the view was made, as long as nothing regenerated the
+    # view's grad_fn (is_leaf reads grad_fn without regenerating it)
+    if (self._rg or base is not None and (self._fn is not None or base._rg)) and self._fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
 
@@ -379,13 +397,18 @@ def records(inputs) -> bool:
 def _cast_result(self: Tensor, out: np.ndarray, rt) -> np.ndarray:
     sd = self._data.dtype
     if rt != sd:
-        r, s = D._FROM_NP[np.dtype(rt)], D._FROM_NP[sd]
-        if r._cat > s._cat:
-            raise RuntimeError(
-                f"result type {_type_name(r)} can't be cast to the desired output type "
-                f"{_type_name(s)}")
+        _check_cast(self, rt)
         out = out.astype(sd)
     return out
+
+
+def _check_cast(self: Tensor, rt) -> None:
+    """PyTorch's refusal to write a result of dtype ``rt`` into ``self`` (a higher category)."""
+    r, s = D._FROM_NP[np.dtype(rt)], D._FROM_NP[self._data.dtype]
+    if r._cat > s._cat:
+        raise RuntimeError(
+            f"result type {_type_name(r)} can't be cast to the desired output type "
+            f"{_type_name(s)}")
 
 
 def _type_name(d: D.dtype) -> str:
@@ -406,7 +429,7 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     ``overlap``: 1 refuses an operand partly overlapping ``self``, 2 any overlap (index and
     scatter ops), 0 none (a fill value is read once)."""
     others = tuple(to_operand(o) for o in others)
-    check_inplace(self, others, op)
+    refused = autograd_refusals(self, others, op)
     if overlap:
         check_overlap(self, others, overlap == 2)
     # a view whose elements share memory (as_strided): PyTorch's kernel computes element after
@@ -417,6 +440,9 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
         uint_check(op.name, self._data.dtype)
     if len(others) == 1:
         da, db, rt = promoted(self, others[0], int_to_float)
+        if rt is not self._data.dtype:
+            # PyTorch refuses an uncastable result before its kernel runs (and raises)
+            _check_cast(self, rt)
         hs = half_scalar(op, others[0], da, rt, params) if rt in HALF_NP and not seq else None
         if hs is not None:
             out = hs
@@ -428,7 +454,7 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
                 # checks the shapes before writing; on a mismatch the general path raises)
                 try:
                     op.ufunc(da, db, out=da)
-                except ValueError:
+                except (ValueError, TypeError):   # (complex32 pairs: the general path)
                     pass
                 else:
                     x = self._x
@@ -440,6 +466,8 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
             except ValueError as e:
                 broadcast_failed(e, np.shape(da), np.shape(db))
                 raise
+            except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+                out = _chalf.refused(e, op, (da, db), params)
     else:
         d = self._data
         if int_to_float and d.dtype.kind not in _FLOAT_KINDS:
@@ -450,12 +478,16 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
         except ValueError as e:
             broadcast_failed(e, d.shape, *[np.shape(x) for x in datas])
             raise
+        except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+            out = _chalf.refused(e, op, (d, *datas), params)
         rt = np.asarray(out).dtype
         if seq:
             out = _sequential(op, self._data, d.dtype, None, params).astype(rt)
     out = np.asarray(out)
     _check_shape(self, out)
     out = _cast_result(self, out, rt)
+    if refused:
+        refuse_inference(self, others)
     inputs = (self,) + others
     return commit(op, self, inputs, params, out, records(inputs))
 
@@ -510,9 +542,9 @@ def _direct_ok(op: Op, self: Tensor, other, params, da, rt) -> bool:
     if params and params != (1,):
         return False
     st = STATE
-    if st.grad and (self._rg or isinstance(other, Tensor) and other._rg or (
-            self._base is not None and self._base._rg)):
-        return False
+    if st.grad and (self._rg or self._base is not None and self._base._rg or isinstance(
+            other, Tensor) and (other._rg or other._base is not None and other._base._rg)):
+        return False   # (a view made under no_grad requires grad through its base)
     if st.fw_level >= 0:
         return False
     d = self._data

@@ -59,7 +59,8 @@ def check_out_grad(name: str, out, args) -> None:
 
 def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              dtype="cast", overlap: bool = False, differentiable: bool = True,
-             inputs: tuple | None = None, reduced_dim: int | None = None, warn=True):
+             inputs: tuple | None = None, reduced_dim: int | None = None, warn=True,
+             below_autograd: bool = False):
     """Run ``fn(*args, **kwargs)`` (without ``out``) and write its result into ``out``.
 
     ``dtype``: "cast" (TensorIterator's can_cast rule), "exact" (the dtypes must match),
@@ -73,7 +74,9 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
     which skip the autograd refusal. ``reduced_dim``: the dim a (values, indices) reduction
     without keepdim removed; PyTorch resizes its outs with that dim kept (the warning shows
     it). ``warn``: False for the creation functions, which resize silently, or the op's own
-    warning (a format string of ``have``, ``n`` and ``want``)."""
+    warning (a format string of ``have``, ``n`` and ``want``). ``below_autograd``: a call
+    another out= kernel makes below the autograd layer (mean.out's sum_out): no forward-AD
+    refusal after it."""
     kwargs = kwargs or {}
     name = name or fn.__name__
     if differentiable:
@@ -84,11 +87,18 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
         if kwargs.get("dtype") is None:
             kwargs = dict(kwargs, dtype=o.dtype)
         dtype = "cast"
-    res = fn(*args, **kwargs)
+    try:
+        res = fn(*args, **kwargs)
+    except NotImplementedError:
+        if overlap and dtype == "cast" and isinstance(out, Tensor):
+            # TensorIterator refuses an out its operands' common dtype cannot be cast to
+            # before the kernel's dtype dispatch fails (atan2 of complex into a double)
+            _check_dtype_rule(D.result_type_of(args), out.dtype, "cast")
+        raise
     r = write(name, res, out, dtype=dtype,
               inputs=(args if inputs is None else inputs) if overlap else None,
               reduced_dim=reduced_dim, warn=warn)
-    if STATE.fw_level >= 0 and (
+    if STATE.fw_level >= 0 and not below_autograd and (
             _has_tangent((args, tuple(kwargs.values()))) or _has_tangent(out)):
         # as PyTorch's autograd kernel: the out= op has run (out is written), then refuses
         if name.startswith("aten::"):   # factory functions: no out= variant in autograd

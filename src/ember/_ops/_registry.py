@@ -20,6 +20,9 @@ import numpy as np
 
 from .._batched import BatchedArray as _BA
 from .._tensor import (
+    CM_DEFAULT,
+    CM_INFERENCE,
+    CM_NO_GRAD,
     Tensor,
     Version,
     _Lazy,
@@ -150,32 +153,33 @@ def make_node(op: Op, inputs, params, outs, edges=None) -> Node:
     node._h = None
     if edges is None:
         edges = [_edge_rec(t) for t in inputs]
-    node._next = tuple(edges)
+    node._next = edges if type(edges) is tuple else tuple(edges)
     node._params = params
     saved = []
-    save_if = op.save_if
-    j = 0
-    for i in op.saves:
-        t = inputs[i]
-        if save_if is not None and save_if[j] is not None and edges[save_if[j]][0] is None:
-            saved.append(None)
-        elif isinstance(t, Tensor):
-            if t._x is not None:
-                _save(t)
-            saved.append((t, t._vc.v))
-        else:
-            saved.append(t)
-        j += 1
+    saves = op.saves
+    if saves:
+        save_if = op.save_if
+        j = 0
+        for i in saves:
+            t = inputs[i]
+            if save_if is not None and save_if[j] is not None and edges[save_if[j]][0] is None:
+                saved.append(None)
+            elif isinstance(t, Tensor):
+                if t._x is not None:
+                    _save(t)
+                saved.append((t, t._vc.v))
+            else:
+                saved.append(t)
+            j += 1
     if op.save_out:
         for k in op.saved_outs:
             o = outs[k]
             vc = o._vc
             saved.append((o._data, vc, vc.v, k))
     node._saved = saved
-    st = STATE
-    if st.slow_record:
+    if STATE.slow_record:
         from ..autograd.saved import on_record
-        on_record(node, st)
+        on_record(node, STATE)
     return node
 
 
@@ -192,6 +196,32 @@ next_seq = _seq_counter.__next__
 
 def apply(op: Op, inputs: tuple, params: tuple = ()):
     """Run ``op`` on ``inputs`` (tensors or Python scalars) and record it if needed."""
+    n = len(inputs)
+    if n == 1:
+        x = inputs[0]
+        if type(x) is Tensor:   # the commonest call: one plain tensor (no conj/neg bit)
+            try:
+                out = op.fwd(x._data, *params)
+            except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+                from .._chalf import refused
+                out = refused(e, op, (x._data,), params)
+            if op.is_view:
+                return wrap_view(op, x, params, out)
+            return wrap_one(op, x, params, out)
+    elif n == 2 and not op.is_view:
+        a, b = inputs
+        if type(a) is Tensor and type(b) is Tensor:   # two plain tensors (mm, binary ops)
+            try:
+                out = op.fwd(a._data, b._data, *params)
+            except ValueError as e:
+                if op.elementwise:   # NumPy's broadcasting error becomes PyTorch's
+                    from ._dispatch import broadcast_failed
+                    broadcast_failed(e, a._data.shape, b._data.shape)
+                raise
+            except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+                from .._chalf import refused
+                out = refused(e, op, (a._data, b._data), params)
+            return wrap_two(op, a, b, params, out)
     datas = [t._data if isinstance(t, Tensor) else t for t in inputs]
     if op.is_view and isinstance(inputs[0], _Lazy):
         datas[0] = raw_data(inputs[0])   # a view of a conj (neg) view: the same memory
@@ -202,6 +232,9 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
             from ._dispatch import broadcast_failed
             broadcast_failed(e, *[np.shape(d) for d in datas])
         raise
+    except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+        from .._chalf import refused
+        out = refused(e, op, datas, params)
     return wrap_outputs(op, inputs, params, out)
 
 
@@ -309,13 +342,55 @@ def wrap_one(op: Op, x: Tensor, params, out, scalar=None):
     if st.grad:
         if x._rg if x._base is None else _refresh_view(x):
             inputs = (x,) if scalar is None else (x, scalar)
-            if x._x is None or not x._x.inference or not _skips_autograd(op, inputs):
+            if x._x is not None and x._x.inference and _skips_autograd(op, inputs):
+                if op.inference_via is not None:   # the copy PyTorch's kernel records
+                    return wrap_outputs(op, inputs, params, out)
+            else:
                 e = _edge_of(x)
                 r._fn = make_node(op, inputs, params, (r,),
                                   (e,) if scalar is None else (e, NO_EDGE))
                 r._rg = True
     elif st.inference:
         r._extra().inference = True
+    return r
+
+
+def wrap_view(op: Op, x: Tensor, params, out):
+    """``wrap_outputs`` for a one-output view op on one plain tensor outside inference mode and
+    forward AD (``_view_of`` and the recording inlined); anything else goes the general way."""
+    st = STATE
+    if (type(x) is not Tensor or x._x is not None or st.fw_level >= 0 or st.inference
+            or op.n_out != 1 or op.replays or op.flips or type(out) is not np.ndarray):
+        return wrap_outputs(op, (x,), params, out)
+    grad = st.grad
+    base = x._base
+    rg = grad and (x._rg if base is None else _refresh_view(x))
+    r = _new(Tensor)
+    r._data = out
+    vc = r._vc = x._vc
+    r._rg = False
+    r._fn = None
+    r._onr = 0
+    r._grad = None
+    r._acc = None
+    r._fw = None
+    r._x = None
+    cm = CM_DEFAULT if grad else CM_NO_GRAD
+    if base is None:
+        r._base = x
+        r._fwb = x
+    else:
+        r._base = base
+        prev = x._cm
+        if cm == CM_DEFAULT or prev == CM_INFERENCE:
+            cm = prev
+        fwb = x._fwb
+        r._fwb = x if fwb is None else fwb
+    r._cm = cm
+    r._av = vc.v
+    if rg:
+        r._fn = make_node(op, (x,), params, (r,), (_edge_of(x),))
+        r._rg = True
     return r
 
 

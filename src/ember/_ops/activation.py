@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._layout import contiguous_np as _contig
 from .._tensor import Tensor, _wrap_dim
+from . import _opmath as _OM
 from ._dispatch import HALF_NP, cpu_lanes
-from ._registry import NP, Op, apply, method
+from ._registry import NP, Op, apply, method, wrap_one
 from .reduction import _type_name
 
 __all__ = ["log_softmax", "softmax"]
+
+
+# the profiler turns the fast paths below off while it records (they skip Op.fwd)
+_FAST = True
 
 
 def _shifted(x, dims):
@@ -33,20 +39,29 @@ def _softmax_fwd(x, dims):
         # PyTorch's kernels for half types: float32 throughout; over the last dim the
         # exponentials are scaled by 1 / sum, over another dim they are first stored in the
         # half-typed output and then divided by the float32 sum
-        e = np.exp(_shifted(x.astype(np.float32), dims))
-        s = np.sum(e, axis=dims, keepdims=True)
-        if dims is None or dims[0] == x.ndim - 1:
-            return (e * (np.float32(1) / s)).astype(x.dtype)
-        rounded = e.astype(x.dtype).astype(np.float32)
+        d = _shifted(x.astype(np.float32), dims)
+        if dims is None:
+            e = np.exp(d)
+            return (e / e).astype(x.dtype)
+        if dims[0] == x.ndim - 1:
+            # SLEEF's exp over whole float vectors, the C library's over the tail; the sum
+            # accumulated lane-wise (_opmath)
+            lanes = cpu_lanes()[0] // 2
+            body = d.shape[-1] - d.shape[-1] % lanes
+            e = np.concatenate([_OM.expf(d[..., :body]), _OM.exp_libm(d[..., body:])], -1)
+            return (e * (np.float32(1) / _OM.lane_sum(e, lanes))).astype(x.dtype)
         vec = _vectorised(x.shape, dims[0])
+        e = np.where(vec, _OM.expf(d), _OM.exp_libm(d))
+        s = np.sum(e, axis=dims, keepdims=True)
+        rounded = e.astype(x.dtype).astype(np.float32)
         return np.where(vec, e, rounded).__truediv__(s).astype(x.dtype)
     if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-        # the arithmetic below through the ufuncs' reduce (np.max and np.sum are Python
-        # wrappers around it); a row whose maximum is infinite (or NaN) goes the general way
+        # PyTorch's arithmetic, through the ufuncs' reduce (np.max and np.sum are Python
+        # wrappers around it); a row whose maximum is infinite or NaN comes out all NaN, as
+        # PyTorch's (inf - inf)
         m = _MAXR(x, dims, None, None, True, -np.inf)
-        if -np.inf < _ADDR(m, None) < np.inf:
-            e = np.exp(x - m)
-            return np.divide(e, _ADDR(e, dims, None, None, True), out=e)
+        e = np.exp(x - m)
+        return np.divide(e, _ADDR(e, dims, None, None, True), out=e)
     e = np.exp(_shifted(x, dims))
     return e / np.sum(e, axis=dims, keepdims=True)
 
@@ -88,7 +103,11 @@ def _log_softmax_fwd(x, dims):
             return _log_softmax_fwd(x.astype(np.float32), dims).astype(h)
         # the last-dim kernel keeps the sum, then its log, in half-typed buffers
         d = _shifted(x.astype(np.float32), dims)
-        s = np.sum(np.exp(d), axis=dims, keepdims=True).astype(h).astype(np.float32)
+        if dims is None:
+            s = np.exp(d)
+        else:
+            s = _OM.half_sum(_OM.expf(d), cpu_lanes()[0] // 2)
+        s = s.astype(h).astype(np.float32)
         with np.errstate(divide="ignore"):
             ls = np.log(s).astype(h).astype(np.float32)
         return (d - ls).astype(h)
@@ -108,8 +127,14 @@ def _half_bwd(g, y, dims, log: bool):
     arithmetic (sums included), rounded once."""
     h = g.dtype
     g32, y32 = g.astype(np.float32), y.astype(np.float32)
-    s = np.sum(g32 if log else g32 * y32, axis=dims, keepdims=True)
-    return (g32 - np.exp(y32) * s if log else (g32 - s) * y32).astype(h)
+    v = g32 if log else g32 * y32
+    if _last(g, dims) and g.ndim:
+        s = _OM.half_sum(v, cpu_lanes()[0] // 2)    # the last-dim kernel's lane order
+    else:
+        s = np.sum(v, axis=dims, keepdims=True)
+    if log:     # grad - exp(out) * sum, contracted to an FMA
+        return _OM.fma(-_OM.expf(y32), s, g32).astype(h)
+    return ((g32 - s) * y32).astype(h)
 
 
 def _softmax_jvp(ns, tangents, primals, outs, dims):
@@ -148,8 +173,22 @@ def _run(op: Op, kernel: str, input: Tensor, dim, dtype) -> Tensor:
     return apply(op, (input,), ((d,) if nd else None,))
 
 
+_F32_64 = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
     """``torch.softmax``: exp(x) / sum(exp(x)) over ``dim``, computed in ``dtype`` if given."""
+    if _FAST and dtype is None and type(dim) is int and type(input) is Tensor:
+        x = input._data
+        nd = x.ndim
+        if type(x) is np.ndarray and x.dtype in _F32_64 and nd and -nd <= dim < nd:
+            # _softmax_fwd's arithmetic inline
+            dims = (dim % nd,)
+            e = np.exp(x - _MAXR(x, dims, None, None, True, -np.inf))
+            r = np.divide(e, _ADDR(e, dims, None, None, True), out=e)
+            if not r.flags.c_contiguous or 1 in r.shape:   # (SOFTMAX's layout rule)
+                r = _contig(r)
+            return wrap_one(SOFTMAX, input, (dims,), r)
     return _run(SOFTMAX, "softmax", input, dim, dtype)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _chalf
 from .. import _dtype as D
 from .. import _layout as _L
 from .. import _scalar as S
@@ -10,8 +11,12 @@ from .._batched import BatchedArray as _BA
 from .._device import as_device
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
+from ..autograd.grad_mode import STATE
 from ._dispatch import check_inplace, check_overlap, commit, records, to_operand
 from ._registry import Op, apply, method, ns_fn
+
+_CH = D.complex32.np
+_C64 = np.dtype(np.complex64)
 
 __all__ = ["clone", "to", "view_dtype"]
 
@@ -21,8 +26,8 @@ def _clone_fwd(x, mf):
         return x.copy()
     if type(x) is not np.ndarray:
         return np.array(x, copy=True, order="K")
-    if mf is None and x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape):
-        return x.copy()
+    if mf is None and x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape) and x.size:
+        return x.copy()   # (an empty array keeps its strides: copy_like)
     # PyTorch's empty_like rules: preserve_format keeps a dense input's strides and lays out
     # any other in its stride order; an explicit format gives that format's strides
     return _L.copy_like(x, mf)
@@ -62,10 +67,17 @@ def contiguous(self: Tensor, memory_format=None) -> Tensor:
 
 
 def _cast_fwd(x, npd, mf=None):
-    if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
-                                  or (x.ndim > 1 and 1 in x.shape)):
-        return _L.copy_like(x, mf, npd)     # PyTorch's _to_copy layout, not NumPy's order="K"
-    return x.astype(npd)
+    if npd is _CH and x.dtype != _CH:   # (NumPy would put each value into both parts)
+        return _chalf.from_values(_cast_fwd(x, _C64, mf))
+    try:
+        if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
+                                      or (x.ndim > 1 and 1 in x.shape) or not x.size):
+            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd)
+        return D.astype(x, npd)   # (PyTorch's _to_copy layout, not NumPy's "K", above)
+    except TypeError:   # NumPy refuses to cast complex32 pairs: through complex64
+        if x.dtype != _CH:
+            raise
+        return _cast_fwd(_chalf.to_c64(x), npd, mf)
 
 
 def _cast_vjp(ns, g, need, npd, mf=None):
@@ -143,7 +155,7 @@ def _type_method(dt: D.dtype):
 for _name, _dt in [("float", D.float32), ("double", D.float64), ("half", D.float16),
                    ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
                    ("short", D.int16), ("char", D.int8), ("byte", D.uint8), ("bool", D.bool),
-                   ("cfloat", D.complex64), ("cdouble", D.complex128)]:
+                   ("cfloat", D.complex64), ("cdouble", D.complex128), ("chalf", D.complex32)]:
     method(_name, _type_method(_dt))
 
 
@@ -188,7 +200,9 @@ def view_dtype(self: Tensor, dtype: D.dtype) -> Tensor:
 # ---- copy_, fill_, zero_ -------------------------------------------------------------------
 
 def _copy_fwd(dst, src):
-    return np.broadcast_to(src, dst.shape).astype(dst.dtype, copy=True)
+    if dst.dtype is _CH or type(src) is np.ndarray and src.dtype is _CH:
+        return _chalf.cast(np.asarray(np.broadcast_to(src, dst.shape)), dst.dtype)
+    return D.astype(np.broadcast_to(src, dst.shape), dst.dtype)
 
 
 def _copy_vjp(ns, g, need):
@@ -224,10 +238,48 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = _copy_fwd(self._data, src._data if isinstance(src, Tensor) else src)
     inputs = (self, src)
+    alias = _aliased_tangent(self, src) if STATE.fw_level >= 0 and diff else None
     # PyTorch's copy_ kernel returns at once for x.copy_(x) (even an expanded x); autograd
     # and the version counter still see the op
-    return commit(COPY, self, inputs, (), out, diff and records(inputs),
-                  write=not _same_data(self, src))
+    r = commit(COPY, self, inputs, (), out, diff and records(inputs),
+               write=not _same_data(self, src))
+    if alias is not None:
+        from ..autograd.forward_ad import _remember
+        self._fw = _make(alias, Version(), False, None)
+        _remember(self)
+    return r
+
+
+def _aliased_tangent(self: Tensor, src) -> np.ndarray | None:
+    """PyTorch's copy_ into a tensor without tangent from one with a tangent of another size
+    gives ``self`` the tangent ``src_tangent.broadcast_to(self.shape)``, kept as it is (not
+    copied) when that view has ``self``'s sizes, strides, offset and storage size: ``self``'s
+    tangent then shares memory with ``src``'s, and later in-place changes of one show in the
+    other. A view ``self`` (whose tangent lives in its base's) never takes one."""
+    from .._tensor import _root, lazy_bits
+    from ..autograd.forward_ad import fw_of
+    if not isinstance(src, Tensor) or self._base is not None or fw_of(self) is not None:
+        return None
+    t = fw_of(src)
+    if t is None or t._rg or lazy_bits(t) or lazy_bits(self) or t.dtype is not self.dtype:
+        return None
+    T, d = t._data, self._data
+    if type(T) is not np.ndarray or type(d) is not np.ndarray or T.shape == d.shape:
+        return None
+    strides = []   # expand's strides (in elements): a new dim gets size * stride of the next
+    for i in range(d.ndim - 1, -1, -1):
+        k = i - (d.ndim - T.ndim)
+        if k >= 0:
+            st = T.strides[k] // T.itemsize if T.shape[k] == d.shape[i] else 0
+        else:
+            st = d.shape[i + 1] * strides[0] if i < d.ndim - 1 else 1
+        strides.insert(0, st)
+    rt, rd = _root(T), _root(d)
+    if tuple(strides) != self.stride() or rt.nbytes != rd.nbytes or (
+            T.__array_interface__["data"][0] - rt.__array_interface__["data"][0]
+            != d.__array_interface__["data"][0] - rd.__array_interface__["data"][0]):
+        return None
+    return np.lib.stride_tricks.as_strided(T, d.shape, d.strides)
 
 
 def _same_data(a: Tensor, b) -> bool:
@@ -253,7 +305,13 @@ def _last(a, b):
     return a[-1] if a else 1, b[-1] if b else 1, 0
 
 
-FILL = Op("fill_", lambda x, v: np.full_like(x, v), lambda ns, g, need, v: (ns.zeros_of(
+def _fill_fwd(x, v):
+    if x.dtype is _CH:   # (NumPy would put the value into both parts of the pairs)
+        return _chalf.from_values(np.full_like(x, v, dtype=_C64))
+    return np.full_like(x, v)
+
+
+FILL = Op("fill_", _fill_fwd, lambda ns, g, need, v: (ns.zeros_of(
     g, g.shape),), linear=False, node="FillBackward2")
 ZERO = Op("zero_", FILL.fwd, FILL.vjp, node="ZeroBackward0")
 # fill_ with a 0-dim tensor: the value is an input (its gradient is the sum, by the engine)
@@ -277,13 +335,16 @@ def fill_(self: Tensor, value, _op: Op = FILL) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value._data.ndim} dimensions.")
         check_inplace(self, (value,))
-        out = FILL_T.fwd(self._data, value._data.astype(self._data.dtype))
+        out = FILL_T.fwd(self._data, _copy_fwd(np.empty((), self._data.dtype), value._data))
         return commit(FILL_T, self, (self, value), (), out, records((self, value)))
     if not isinstance(value, (int, float, complex, np.generic)):
         raise TypeError(_fill_arg_error(value))
     check_inplace(self)
     value = S.to_dtype(value, self.dtype, self._data.size == 1)
-    out = np.full(self._data.shape, value, self._data.dtype)
+    if self._data.dtype is _CH:
+        out = _chalf.from_values(np.full(self._data.shape, value, _C64))
+    else:
+        out = np.full(self._data.shape, value, self._data.dtype)
     return commit(_op, self, (self,), (value,), out, records((self,)))
 
 

@@ -7,6 +7,7 @@ import numbers
 
 import numpy as np
 
+from .. import _chalf
 from .. import _dtype as D
 from .. import _layout as _L
 from .. import _scalar as S
@@ -43,6 +44,8 @@ def _new_tensor(data: np.ndarray, device=None, requires_grad: bool = False) -> T
     dev = as_device(device)
     if dev.type == "meta" and not isinstance(data, MetaArray):
         data = meta_like(data.shape, data.dtype)
+    elif data.size == 0 and type(data) is np.ndarray:
+        data = _L.fresh_empty(data)
     t = _make(data, Version(), False, None)
     if STATE.inference:
         t._extra().inference = True
@@ -146,10 +149,14 @@ def _to_array(data, dt: D.dtype) -> np.ndarray:
     tensors) as an array of ``dt``, each Python number checked as PyTorch's ``store_scalar``
     checks it."""
     if isinstance(data, Tensor):
-        return data._data.astype(dt.np)
+        if dt is D.complex32 or _chalf.is_ch(data._data):
+            return _chalf.cast(data._data, dt.np)
+        return D.astype(data._data, dt.np)
+    if dt is D.complex32:   # read as complex64, then each part rounded to float16
+        return _chalf.from_values(_to_array(data, D.complex64))
     if isinstance(data, np.ndarray):
         _check_strides(data)
-        return data.astype(dt.np)   # an array is cast as a whole (C casts: no checks)
+        return D.astype(data, dt.np)   # an array is cast as a whole (C casts: no checks)
     if _has_tensor(data):
         data = _untensor(data, dt)
     try:
@@ -183,7 +190,7 @@ def _to_array(data, dt: D.dtype) -> np.ndarray:
             return arr.astype(dt.np)   # negative ints wrap (two's complement), as PyTorch
     if dt is D.bfloat16:
         return arr.astype(np.float32).astype(dt.np)
-    return arr.astype(dt.np)
+    return D.astype(arr, dt.np)
 
 
 _PLAIN = frozenset((builtins.float, builtins.int, builtins.bool))
@@ -208,7 +215,8 @@ def _untensor(data, dt: D.dtype):
                 raise ValueError("only one element tensors can be converted to Python scalars")
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
-        return data._data.reshape(())[()]
+        d = data._data.reshape(())
+        return d[()] if d.dtype.names is None else _chalf.item(d)   # (complex32 pairs)
     if isinstance(data, _SEQS):
         return [_untensor(x, dt) for x in data]
     return data
@@ -261,7 +269,11 @@ def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bo
             "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dt = dtype or _infer_dtype(data)
-    return _new_tensor(_to_array(data, dt), device, requires_grad)
+    a = _to_array(data, dt)
+    if type(data) is np.ndarray and data.size == 0 and any(data.strides):
+        # PyTorch copies an array as ``clone`` does: an empty one keeps its strides
+        a = _L.empty_np(a.shape, _L.elem_strides(data), a.dtype)
+    return _new_tensor(a, device, requires_grad)
 
 
 def as_tensor(data, dtype: D.dtype | None = None, device=None) -> Tensor:
@@ -300,6 +312,9 @@ def _filled(size, fill, dtype, device, requires_grad, fn, name: str = "zeros") -
     dt = _dt(dtype)
     if as_device(device).type == "meta":
         return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
+    if dt is D.complex32:   # NumPy would put the value into both parts of each pair
+        c = fn(shape, np.complex64) if fill is None else np.full(shape, fill, np.complex64)
+        return _new_tensor(_chalf.from_values(c), device, requires_grad)
     return _new_tensor(fn(shape, dt.np) if fill is None else np.full(shape, fill, dt.np),
                        device, requires_grad)
 
@@ -417,12 +432,16 @@ def _like(t: Tensor, dtype, device, requires_grad, fill, memory_format=None) -> 
     dev = device if device is not None else t.device
     if as_device(dev).type == "meta":
         return _new_tensor(meta_like(t._data.shape, dt.np), dev, requires_grad)
+    if dt is D.complex32:   # made as complex64, then converted (NumPy fills pairs wrongly)
+        r = _like(t, D.complex64, dev, requires_grad, fill, memory_format)
+        r._data = _chalf.from_values(r._data)
+        return r
     d = t._data
     mf = memory_format
     if mf is not None:
         _L.check_format(mf, "empty_like")
     if type(d) is np.ndarray and (mf is not None or not d.flags.c_contiguous
-                                  or (d.ndim > 1 and 1 in d.shape)):
+                                  or (d.ndim > 1 and 1 in d.shape) or not d.size):
         # PyTorch's empty_like layout (NumPy's *_like would follow order="K")
         a = _L.empty_np(d.shape, _L.like_strides(d.shape, t.stride(), mf), dt.np)
         if fill is not None:

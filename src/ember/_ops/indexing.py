@@ -14,11 +14,21 @@ import numbers
 import numpy as np
 
 from .. import _scalar as S
+from .._layout import contiguous_np as _contig_np
+from .._layout import iter_perm as _iter_perm
 from .._tensor import Tensor, Version, _make, _wrap_dim
-from ._dispatch import _type_name, check_inplace, check_overlap, commit, inplace, records
+from ._dispatch import (
+    _type_name,
+    autograd_refusals,
+    check_overlap,
+    commit,
+    inplace,
+    records,
+    refuse_inference,
+)
 from ._out import with_out
-from ._registry import Op, apply, method, ns_fn
-from .views import getitem_basic, select
+from ._registry import Op, apply, method, ns_fn, wrap_one, wrap_outputs, wrap_view
+from .views import SELECT, SLICE, getitem_basic, select, slice_is_noop
 
 __all__ = [
     "argwhere",
@@ -39,6 +49,10 @@ __all__ = [
 
 _I32_64 = (np.dtype(np.int64), np.dtype(np.int32))
 _INDEX_DTYPE_ERR = "tensors used as indices must be long, int, byte or bool tensors"
+
+
+# the profiler turns the fast paths below off while it records (they skip Op.fwd)
+_FAST = True
 
 
 def _plain(a: np.ndarray) -> Tensor:
@@ -75,42 +89,13 @@ INDEX = Op("index", lambda x, key: x[key],
            linear=True)
 
 
-def _iter_perm(shape, operands) -> list:
-    """TensorIterator's ``reorder_dimensions``: the dims of ``shape`` from fastest to slowest,
-    by an insertion sort comparing the operands' strides in turn (a zero stride, a broadcast
-    dim, says nothing)."""
-    perm = list(range(len(shape)))[::-1]
-
-    def should_swap(d0, d1):
-        for st in operands:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, len(shape)):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
-
-
 def _index_fwd(x, in_shape, key):
     """``x[key]`` laid out as PyTorch's index kernel lays its result out (its TensorIterator
     follows the source's strides, then the index tensors'), not NumPy's (indexed dims
     outermost): strides and as_strided views of the result then match."""
     out = x[key]
-    if type(out) is not np.ndarray or out.ndim < 2 or type(x) is not np.ndarray:
-        return out
+    if type(out) is not np.ndarray or out.ndim < 2 or type(x) is not np.ndarray or not out.size:
+        return out   # (an empty result: NumPy's fresh array, reported row-major as PyTorch's)
     item = x.itemsize
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     arrays = [np.asarray(key[i]) for i in adv]
@@ -281,7 +266,8 @@ def _parse(self: Tensor, key):
             trivial = False
         elif kind == "slice":
             basic.append(v)
-            if v.indices(shape[src]) != (0, shape[src], 1) or v.start not in (None, 0):
+            v.indices(shape[src])   # (Python's errors for a slice of non-integers, step 0)
+            if not slice_is_noop(v, shape[src]):
                 trivial = False
             src += 1
             out += 1
@@ -352,11 +338,39 @@ def _getitem(self: Tensor, key) -> Tensor:
         size = self._data.shape[0]
         if not -size <= key < size:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
+        d = self._data
+        if _FAST and type(self) is Tensor and type(d) is np.ndarray:   # select, inlined
+            k = (key % size,)
+            return wrap_view(SELECT, self, (d.shape, k), d[k + (Ellipsis,)])
         return select(self, 0, key)
     if type(key) is slice:
-        if not self._data.ndim:
+        d = self._data
+        if not d.ndim:
             raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+        step = key.step
+        if _FAST and type(self) is Tensor and type(d) is np.ndarray and (
+                step is None or step > 0):
+            # x[a:b]: one SliceBackward0 view (what getitem_basic makes of a lone slice)
+            shape = d.shape
+            start, stop, step = key.indices(shape[0])
+            return wrap_view(SLICE, self, (shape, (slice(start, stop, step),)),
+                             d[start:stop:step])
         return getitem_basic(self, (key,), lone_slice=True)
+    if type(key) is Tensor:
+        a = key._data
+        d = self._data
+        if _FAST and type(a) is np.ndarray and a.dtype is _I64 and a.ndim \
+                and type(d) is np.ndarray and d.ndim and type(self) is Tensor:
+            # x[index_tensor]: one advanced index on dim 0 (what _parse makes of it); NumPy's
+            # own bounds check is PyTorch's (-size <= i < size): on a failure the general path
+            # raises PyTorch's message
+            key = (a,)
+            try:
+                out = _index_fwd(d, d.shape, key)
+            except IndexError:
+                pass
+            else:
+                return wrap_one(INDEX, self, (d.shape, key), out)
     basic, trivial, adv = _parse(self, key)
     if not adv:
         return getitem_basic(self, basic)
@@ -391,8 +405,7 @@ def _setitem(self: Tensor, key, value) -> None:
         # as PyTorch's copy_to: equal sizes copy (CopyBackwards: x[1] = t0 with 0-dim t0),
         # else a number or a 0-dim tensor fills (FillBackward3), anything else copies
         if not isinstance(value, Tensor):
-            value = _make(np.full((), S.setitem_value(value, self.dtype),
-                                   self._data.dtype),
+            value = _make(_number_np(S.setitem_value(value, self.dtype), self._data.dtype),
                           Version(), False, None)
         if value._data.shape == v._data.shape:
             v.copy_(value)
@@ -408,15 +421,26 @@ def _setitem(self: Tensor, key, value) -> None:
     if isinstance(value, Tensor):
         value = _strip_leading_ones(value, 0)   # as slicePrefix1sSize: every leading 1
     else:
-        value = _plain(np.asarray(S.setitem_value(value, self.dtype), self._data.dtype))
+        value = _plain(_number_np(S.setitem_value(value, self.dtype), self._data.dtype))
     _index_put_(v, k, value, False)
 
 
+def _number_np(v, npd) -> np.ndarray:
+    """A 0-dim array of ``npd`` holding number ``v`` (complex32 pairs through ember._chalf:
+    NumPy would put the number into both parts)."""
+    if npd.names is not None:
+        from .._chalf import from_values
+        return from_values(v)
+    return np.full((), v, npd)
+
+
 def _index_put_(self: Tensor, key, values: Tensor, accumulate: bool) -> Tensor:
-    check_inplace(self, (values,))
+    refused = autograd_refusals(self, (values,), INDEX_PUT)   # before the kernel's checks
     check_overlap(self, (values,), full=True)   # before the shape/dtype checks, as PyTorch
     _check_put(self, key, values)
     out = _index_put_fwd(self._data, values._data, key, accumulate)
+    if refused:
+        refuse_inference(self, (values,))
     return commit(INDEX_PUT, self, (self, values), (key, accumulate), out,
                   records((self, values)))
 
@@ -566,6 +590,25 @@ ns_fn("gather_backward", _gather_bwd_np,
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     """``torch.gather``: ``out[i][j] = input[i][index[i][j]]`` (for dim=1)."""
+    if out is None and type(input) is Tensor and type(index) is Tensor and type(dim) is int:
+        d = input._data
+        idx = index._data
+        nd = d.ndim
+        if type(d) is np.ndarray and type(idx) is np.ndarray and idx.dtype is _I64 \
+                and idx.ndim == nd and nd and idx.size and -nd <= dim < nd:
+            # the common call: an int64 index of the input's rank, the ogrid key read directly
+            dd = dim % nd
+            shape = d.shape
+            ishape = idx.shape
+            for k in range(nd):
+                if k != dd and ishape[k] > shape[k]:
+                    break
+            else:
+                _check_bounds(idx, shape[dd], dd)
+                r = d[_full_key(idx, dd)]
+                if not r.flags.c_contiguous or 1 in r.shape:   # (GATHER's layout rule)
+                    r = _contig_np(r)
+                return wrap_outputs(GATHER, (input, index), (dd, idx.copy(), shape), r)
     if out is not None:
         return with_out(gather, out, (input, dim, index), {"sparse_grad": sparse_grad},
                         dtype="exact")
@@ -700,7 +743,7 @@ def _scatter(self: Tensor, dim, index, src=None, value=None, reduce=None, in_pla
     if src is None:
         src = value
     if in_place:   # PyTorch's autograd kernel refuses before the kernel checks its arguments
-        check_inplace(self, (src,) if isinstance(src, Tensor) else (), SCATTER)
+        autograd_refusals(self, (src,) if isinstance(src, Tensor) else (), SCATTER)
     _check_reduce(reduce)
     d, idx = _scatter_checks(self, dim, index, src)
     if isinstance(src, Tensor):
@@ -741,7 +784,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor, *, out=None
 
 
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    check_inplace(self, (src,), SCATTER_ADD)   # autograd's refusal first, as in PyTorch
+    autograd_refusals(self, (src,), SCATTER_ADD)   # autograd's refusal first, as in PyTorch
     d, idx = _scatter_checks(self, dim, index, src)
     return inplace(SCATTER_ADD, self, (src,), (d, idx), overlap=2)
 
@@ -890,7 +933,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
-    check_inplace(self, (source,), INDEX_ADD)   # autograd's refusal first, as in PyTorch
+    autograd_refusals(self, (source,), INDEX_ADD)   # autograd's refusal first, as in PyTorch
     d, idx = _index_add_checks(self, dim, index, source)
     return inplace(INDEX_ADD, self, (source,), (d, idx, S.to_dtype(alpha, self.dtype)), overlap=2)
 
@@ -927,6 +970,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
 
 
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    autograd_refusals(self, (source,), INDEX_COPY)   # before the argument checks, as PyTorch
     d, idx = _index_copy_checks(self, dim, index, source)
     return inplace(INDEX_COPY, self, (source,), (d, idx), overlap=2)
 
@@ -962,6 +1006,8 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
 
 
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    autograd_refusals(self, (value,) if isinstance(value, Tensor) else (),
+                      INDEX_FILL_T if isinstance(value, Tensor) else INDEX_FILL)
     d, idx = _index_fill_checks(self, dim, index, value)
     if isinstance(value, Tensor):
         value = _value_as(value, self)
@@ -977,7 +1023,15 @@ def _value_as(value: Tensor, like: Tensor) -> Tensor:
 
 def _mf_fwd(x, mask, value):
     shape = np.broadcast_shapes(x.shape, mask.shape)
-    return np.where(mask, np.asarray(value).astype(x.dtype), x).reshape(shape)
+    v = np.asarray(value)
+    v = v.astype(x.dtype) if x.dtype.names is None else _chalf_cast(v, x.dtype)
+    return np.where(mask, v, x).reshape(shape)
+
+
+def _chalf_cast(v, npd):
+    """``v.astype(npd)`` into complex32 pairs, which NumPy cannot cast to."""
+    from .._chalf import cast
+    return cast(v, npd)
 
 
 def _masked_zero_np(g, mask):
@@ -1057,6 +1111,8 @@ ns_fn("masked_fill", lambda x, mask, value: np.where(mask, value, x), masked_fil
 
 
 def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
+    autograd_refusals(self, (value,) if isinstance(value, Tensor) else (),
+                      MASKED_FILL_T if isinstance(value, Tensor) else MASKED_FILL)
     m = _bool_mask(mask, "masked_fill_")
     _bshape(self._data.shape, m.shape)
     value = _mf_value(value, self)
@@ -1188,7 +1244,7 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
         a = d.reshape(1) if d.ndim == 0 else d
         return tuple(_plain(np.ascontiguousarray(i, np.int64)) for i in np.nonzero(a))
     if d.ndim == 0:
-        return _plain(np.zeros((1 if d.item() else 0, 0), np.int64))
+        return _plain(np.zeros((1 if np.count_nonzero(d) else 0, 0), np.int64))
     return _plain(np.argwhere(d).astype(np.int64))
 
 

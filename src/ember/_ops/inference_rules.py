@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .copy import COPY, FILL_T
 from .joining import FLIP
+from .pointwise import ABS
 from .reduction import (
     CUMPROD,
     CUMSUM,
@@ -32,6 +33,8 @@ from .selection import (
     SORT_STABLE,
     TOPK,
 )
+from .special import DEG2RAD, NAN_TO_NUM, RAD2DEG
+from .special_more import FREXP
 
 
 def _always(result):
@@ -64,5 +67,7 @@ for _op, _rule in [
     *[(o, _on_0dim(FILL_T)) for o in (MAX_DIM, MIN_DIM, MODE, CUMSUM, CUMPROD, LOGCUMSUMEXP)],
     (SORT, _always(COPY)), (SORT_STABLE, _always(COPY)), (TOPK, _on_0dim(COPY)),
     (FLIP, _flip_nothing),
+    # elementwise kernels written as their own out= call on an empty result
+    *[(o, _always(o.name)) for o in (ABS, DEG2RAD, RAD2DEG, NAN_TO_NUM, FREXP)],
 ]:
     _op.inference_via = _rule

@@ -6,11 +6,12 @@ import numbers
 
 import numpy as np
 
+from .. import _chalf
 from .. import _dtype as D
 from .. import _layout as _L
 from .._tensor import Tensor, _wrap_dim
 from ._out import with_out
-from ._registry import Op, apply, method, ns_fn
+from ._registry import Op, apply, method, ns_fn, wrap_outputs, wrap_two
 
 __all__ = [
     "cat",
@@ -35,10 +36,14 @@ __all__ = [
 
 def _cat_fwd(*args):
     *arrs, dim, _bounds, skip, npd = args
-    parts = [a if a.dtype == npd else a.astype(npd) for a, s in zip(arrs, skip) if not s]
+    parts = [a if a.dtype == npd else _cast(a, npd) for a, s in zip(arrs, skip) if not s]
     if not parts:
         return np.empty((0,), npd)
     return _L.concat(parts, dim)   # PyTorch's output layout, not NumPy's
+
+
+# the profiler turns the fast paths below off while it records (they skip Op.fwd)
+_FAST = True
 
 
 def _cat_vjp(ns, g, need, dim, bounds, skip, npd):
@@ -81,9 +86,57 @@ def _cat_out(rd, od) -> None:
                         f"{_type_name(od)}")
 
 
+_LIST_TUPLE = (list, tuple)
+
+
+def _cat_fast(tensors, dim: int):
+    """``cat`` of plain tensors of one dtype and rank (at least one dim, none of them the
+    skipped 1-D empty kind) whose sizes agree off ``dim``; None for anything else (the
+    general path, which raises PyTorch's errors)."""
+    t0 = tensors[0]
+    if not _FAST or type(t0) is not Tensor:
+        return None
+    d0 = t0._data
+    nd = d0.ndim
+    if type(d0) is not np.ndarray or not nd or not -nd <= dim < nd:
+        return None
+    dt = d0.dtype
+    d = dim % nd
+    rs = d0.shape
+    pre, post = rs[:d], rs[d + 1:]
+    arrs = []
+    bounds = []
+    pos = 0
+    for t in tensors:
+        if type(t) is not Tensor:
+            return None
+        a = t._data
+        if type(a) is not np.ndarray or a.dtype is not dt:
+            return None
+        sh = a.shape
+        if len(sh) != nd or sh[:d] != pre or sh[d + 1:] != post or sh == (0,):
+            return None
+        n = sh[d]
+        bounds.append((pos, pos + n))
+        pos += n
+        arrs.append(a)
+    ts = tuple(tensors)
+    params = (d, tuple(bounds), (False,) * len(ts), dt)
+    if len(ts) == 2:
+        return wrap_two(_CAT, ts[0], ts[1], params, _L.concat(arrs, d))
+    return wrap_outputs(_CAT, ts, params, _L.concat(arrs, d))
+
+
+_CAT = _cat_op("cat")
+
+
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     """``torch.cat``: join along an existing dim, promoting dtypes; 1-D empty tensors are
     skipped as in PyTorch."""
+    if out is None and type(tensors) in _LIST_TUPLE and tensors and type(dim) is int:
+        r = _cat_fast(tensors, dim)
+        if r is not None:
+            return r
     if out is not None:
         return with_out(cat, out, (tensors, dim), dtype=_cat_out)
     ts = _tensor_seq(tensors, "cat")
@@ -307,7 +360,10 @@ def flip(input: Tensor, dims) -> Tensor:
     """``torch.flip``: reverse the order along ``dims`` (a copy)."""
     if isinstance(dims, numbers.Integral):
         raise TypeError("flip(): argument 'dims' (position 2) must be tuple of ints, not int")
-    return apply(FLIP, (input,), (_flip_dims(tuple(dims), input._data.ndim),))
+    dims = _flip_dims(tuple(dims), input._data.ndim)
+    if input._data.dtype is _chalf.CH and input._data.size and input._data.ndim - 1 in dims:
+        _chalf.refuse("flip")   # PyTorch's kernel flipping the innermost dim lacks ComplexHalf
+    return apply(FLIP, (input,), (dims,))
 
 
 def _flip_method(self: Tensor, *dims) -> Tensor:
@@ -378,3 +434,10 @@ method("flip", _flip_method)
 method("fliplr", fliplr)
 method("flipud", flipud)
 method("roll", lambda self, shifts, dims=None: roll(self, shifts, dims))
+
+
+def _cast(a: np.ndarray, npd) -> np.ndarray:
+    """``a.astype(npd)``; complex32 pairs through ember._chalf (NumPy cannot cast them)."""
+    if a.dtype == _chalf.CH or npd == _chalf.CH:
+        return _chalf.cast(a, npd)
+    return a.astype(npd)

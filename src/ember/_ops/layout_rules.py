@@ -6,7 +6,9 @@ and advanced indexing, masked_fill...) or ``empty_like(input)`` (sort, flip). On
 decides it for every such op, by wrapping the op's forward once at import time
 (``ember._layout`` holds the rules themselves). cat/stack apply PyTorch's memory-format rule in
 their own forward (``_layout.concat``); clone/contiguous/to and the ``*_like`` factories in
-copy.py / creation.py.
+copy.py / creation.py; elementwise ops TensorIterator's rule (``_layout.iter_result``) from
+the shared calling conventions (``_dispatch.unary`` / ``binary``, ``pointwise_more.nary`` and
+``_layout``); ``interpolate`` its upsample kernels' (``upsample`` below).
 """
 from __future__ import annotations
 
@@ -31,16 +33,12 @@ CONTIGUOUS = frozenset((
 ))
 
 # PyTorch allocates these with empty_like(self): a dense input's strides are kept
-PRESERVE = frozenset(("flip", "sort", "sort_stable"))
+PRESERVE = frozenset(("flip", "sort", "sort_stable", "nan_to_num", "hardtanh"))
 
 # PyTorch makes these in the input's suggested memory format (contiguous or channels_last)
 SUGGEST = frozenset(("roll", "convolution", "max_pool2d", "max_pool3d", "avg_pool2d",
                      "avg_pool3d", "native_batch_norm", "native_group_norm", "constant_pad_nd",
                      "AdaptiveAvgPool2DBackward0", "AdaptiveAvgPool3DBackward0"))
-
-# elementwise ops of several operands that NumPy evaluates in more than one step
-ELEMENTWISE = frozenset(("addcdiv", "lerp", "lerp_t", "clamp_t", "where"))
-
 
 def _preserve(op) -> None:
     fwd = op.fwd
@@ -50,39 +48,44 @@ def _preserve(op) -> None:
     op.fwd = wrapped
 
 
-def _elementwise(op) -> None:
-    """TensorIterator's layout for ops NumPy computes in steps (a row-major temporary can
-    lose the inputs' order): the result follows the operands' strides."""
-    fwd = op.fwd
-
-    def wrapped(*args, _f=fwd):
-        r = _f(*args)
-        if type(r) is not np.ndarray or r.ndim < 2:
-            return r
-        if r.flags.c_contiguous:
-            shape = r.shape
-            for a in args:
-                if type(a) is np.ndarray and a.ndim and (a.shape != shape
-                                                         or not a.flags.c_contiguous):
-                    break
-            else:
-                return r     # row-major operands of the result's shape: row-major result
-        from ._dispatch import iter_layout
-        return iter_layout(r, [a for a in args if type(a) is np.ndarray and a.ndim])
-    op.fwd = wrapped
-
-
 def _suggest(op) -> None:
     fwd = op.fwd
-
-    def wrapped(*args, _f=fwd):
-        return _L.in_suggested_format(args[0], _f(*args))
+    if op.name == "roll":   # PyTorch's roll of an empty tensor is its clone (strides kept)
+        def wrapped(*args, _f=fwd):
+            x = args[0]
+            if type(x) is np.ndarray and not x.size:
+                return _L.like_input(x, _f(*args))
+            return _L.in_suggested_format(x, _f(*args))
+    else:
+        def wrapped(*args, _f=fwd):
+            return _L.in_suggested_format(args[0], _f(*args))
     op.fwd = wrapped
+
+
+def upsample(fwd):
+    """``interpolate``'s forward laid out as PyTorch's upsample and adaptive-pool kernels
+    allocate: a 4-D / 5-D result in the input's suggested memory format (channels_last(_3d)
+    in, channels_last(_3d) out, every mode); a 3-D ``area`` result as ``adaptive_avg_pool1d``
+    makes it, a 2-D pool of the input unsqueezed at -2, then squeezed; other 3-D results and
+    ``adaptive_avg_pool3d``'s (5-D area to a size other than 1) row-major."""
+    def wrapped(x, axes, node):
+        r = fwd(x, axes, node)
+        if type(x) is not np.ndarray or type(r) is not np.ndarray or r.ndim != x.ndim:
+            return r
+        if node == "AdaptiveAvgPool3DBackward0" or x.ndim == 3 and node != "SqueezeBackward1":
+            return _L.contiguous_np(r)
+        if x.ndim != 3:
+            return _L.in_suggested_format(x, r)
+        x4 = _L._unsqueeze(x, 2)
+        st = _L.format_strides(r.shape[:2] + (1,) + r.shape[2:],
+                               _L.suggest_format(x4.shape, _L.elem_strides(x4)))
+        return _L.restride(r, st[:2] + st[3:])
+    return wrapped
 
 
 def install() -> None:
     """Wrap the forwards of every op named above (once)."""
-    from . import nn_conv, nn_norm, nn_pooling  # noqa: F401  (define their ops first)
+    from . import nn_activation, nn_conv, nn_norm, nn_pooling, special  # noqa: F401  (ops first)
     for op in ALL_OPS:
         if getattr(op.fwd, "_layout_rule", False):
             continue
@@ -92,8 +95,6 @@ def install() -> None:
             _preserve(op)
         elif op.name in SUGGEST:
             _suggest(op)
-        elif op.name in ELEMENTWISE:
-            _elementwise(op)
         else:
             continue
         op.fwd._layout_rule = True

@@ -17,6 +17,7 @@ from .. import _dtype as D
 from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make, _scalar_name, _view_of
 from ..autograd.grad_mode import STATE
+from . import _opmath as _OM
 from ._dispatch import HALF_NP, _type_name
 from ._out import with_out
 from ._registry import Op, _edge_rec, apply, method, ns_fn
@@ -67,7 +68,11 @@ def _np_matmul(a, b):
 
 
 def _half_matmul(a, b):
-    """PyTorch's CPU GEMM for half types: products accumulated in float32, rounded once."""
+    """PyTorch's CPU GEMM for half types: products accumulated in float32, rounded once; for
+    float16 in its reference BLAS's summation order where ember reproduces it (_opmath)."""
+    r = _OM.half_gemm(a, b)
+    if r is not None:
+        return r
     return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
 
 
@@ -615,8 +620,13 @@ ger = outer
 
 def _add_prod_fwd(x, m1, m2, beta, alpha):
     if m1.dtype in HALF_NP and all(type(a) is np.ndarray for a in (m1, m2)):
-        # half types: beta * x + alpha * (m1 @ m2) in float32, rounded once (PyTorch's GEMM)
+        # half types: beta * x + alpha * (m1 @ m2) in float32, rounded once (PyTorch's GEMM;
+        # float16 in its summation order where ember reproduces it, _opmath)
         h = m1.dtype
+        if type(x) is np.ndarray:
+            r = _OM.half_gemm(m1, m2, x, beta, alpha)
+            if r is not None:
+                return r
         r = _add_prod_fwd(np.asarray(x).astype(np.float32), m1.astype(np.float32),
                           m2.astype(np.float32), beta, alpha)
         return np.asarray(r).astype(h)
@@ -982,6 +992,10 @@ def einsum(*args) -> Tensor:
             ops = list(ops[0])
     else:
         eq, ops = _sublist_eq(args)
+    if STATE.grad and not STATE.inference and any(o.is_inference() for o in ops):
+        # PyTorch's einsum first permutes each operand: on an inference tensor alone that view
+        # skips autograd, so the operand goes on as one that does not require grad
+        ops = [o.detach() if o.is_inference() else o for o in ops]
     subs, out, sizes, spare = _parse_cached(eq, tuple(o._data.shape for o in ops))
     letters_in = set("".join(subs))
     contracted = bool(letters_in - set(out))

@@ -34,6 +34,8 @@ LinAlgError = _LinAlgError
 def check_float(t: Tensor, fname: str) -> None:
     """Integer (and bool) inputs are refused, as PyTorch's linalg functions do."""
     if t._data.dtype.kind not in "fc" and t.dtype is not D.bfloat16:
+        if t.dtype is D.complex32:   # (PyTorch's linalg refuses half precision so)
+            raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got ComplexHalf")
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(t.dtype)}")
 

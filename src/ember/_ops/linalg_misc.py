@@ -30,7 +30,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     default)."""
     from ._registry import apply
     from .reduction import NORM, dims_arg
-    if x._data.dtype.kind not in "fc" and str(x.dtype) != "ember.bfloat16":
+    if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_name(x.dtype)}")
     if dtype is not None:

@@ -312,8 +312,8 @@ class _Flat:
 # flat-plane sweeps above multiply about a fifth more columns). Per chunk, while it is in cache:
 # the forward's product (O, n * L) goes back to (n, O, L) with the bias added in the same pass;
 # the weight gradient sums (K * C, n * L) @ (n * L, O) over chunks; the transposed convolution
-# (the input gradient) multiplies the chunk's gradient rows (n * L, O) by the weight as
-# (O, K * C) and adds each kernel position's block into a channels-last result.
+# (the input gradient) multiplies the chunk's gradient rows (n * L, O) by each kernel
+# position's (O, C) slice of the weight and adds that block into a channels-last result.
 
 _NHWC_MIN_C = 8
 
@@ -361,8 +361,9 @@ def _nhwc_conv(x, w, b, stride, pads, dil):
     v = _nhwc_windows(x, ks, stride, pads, dil, ls)
     nl = math.prod(ls)
     kc = c * math.prod(ks)
-    # (O, K * C) @ (n * L, K * C).T: BLAS runs this orientation about a tenth faster than
-    # (n * L, K * C) @ (K * C, O)
+    # (n * L, K * C) @ (K * C, O), the weight as a transposed view: with OpenBLAS's AVX-512
+    # kernels this orientation is a third faster than (O, K * C) @ (n * L, K * C).T (with
+    # its AVX2 kernels a few percent)
     wm = np.ascontiguousarray(w.transpose((0,) + tuple(range(2, 2 + nd)) + (1,))).reshape(o, kc)
     out = np.empty_like(x, shape=(n, o, nl))
     nc = _nhwc_chunk(v, n)
@@ -373,9 +374,9 @@ def _nhwc_conv(x, w, b, stride, pads, dil):
         m = min(nc, n - i)
         cols = cbuf[:m]
         np.copyto(cols, v[i:i + m])
-        y = ybuf[:o * m * nl].reshape(o, m * nl)
-        np.dot(wm, cols.reshape(m * nl, kc).T, out=y)
-        yt = y.reshape(o, m, nl).transpose(1, 0, 2)
+        y = ybuf[:o * m * nl].reshape(m * nl, o)
+        np.dot(cols.reshape(m * nl, kc), wm.T, out=y)
+        yt = y.reshape(m, nl, o).transpose(0, 2, 1)
         if bb is None:
             np.copyto(out[i:i + m], yt)
         else:
@@ -416,40 +417,43 @@ def _nhwc_wgrad(big, small, ks, stride, pads, dil):
 
 
 def _nhwc_convT(s, w, stride, pads, dil):
-    """Transposed convolution (groups 1, exact ``pads``) through channels-last columns: per
-    chunk of examples, the gradient rows (n * L, O) times the weight as (O, K * C) give the
-    columns (n, *L, *K, C), added into a channels-last chunk of the result one kernel position
-    at a time while still in cache."""
+    """Transposed convolution (groups 1, exact ``pads``) through channels-last blocks: per
+    chunk of examples and per kernel position, the gradient rows (n * L, O) times that
+    position's weight (O, C) give one contiguous (n, *L, C) block, added into a channels-last
+    chunk of the result while still in cache. (One product against the whole (O, K * C) weight
+    leaves each position's block strided by K * C in its result, and adding strided blocks
+    costs more than the products lose by being K times narrower.)"""
     n, o = s.shape[:2]
     ls = tuple(s.shape[2:])
     c = w.shape[1]
     ks = tuple(w.shape[2:])
     nd = len(ks)
     nl = math.prod(ls)
-    kc = c * math.prod(ks)
-    wm = np.ascontiguousarray(w.transpose((0,) + tuple(range(2, 2 + nd)) + (1,))).reshape(o, kc)
+    nk = math.prod(ks)
+    # (*K, O, C): position k's (O, C) matrix contiguous
+    wk = np.ascontiguousarray(w.transpose(tuple(range(2, 2 + nd)) + (0, 1))).reshape(nk, o, c)
     full = tuple((l_ - 1) * st + d * (k - 1) + 1 for l_, st, d, k in zip(ls, stride, dil, ks))
     ext = tuple(f + max(0, -hi) for f, (_, hi) in zip(full, pads))
     out = np.zeros_like(s, shape=(n,) + ext + (c,))
     s3 = s.reshape(n, o, nl)
-    nc = max(1, min(n, _CHUNK_BYTES // max(1, nl * kc * s.itemsize)))
+    nc = max(1, min(n, _CHUNK_BYTES * 2 // max(1, nl * max(o, c) * s.itemsize)))
     gbuf = np.empty_like(s, shape=(nc, nl, o))
-    cbuf = np.empty_like(s, shape=(nc * nl, kc))
-    # per kernel position: where its block of the columns lands in the result
-    places = [((slice(None),) + tuple(slice(k * d, k * d + (l_ - 1) * st + 1, st)
-                                      for k, d, l_, st in zip(kk, dil, ls, stride)),
-               (slice(None),) * (1 + nd) + kk)
+    tbuf = np.empty_like(s, shape=(nc * nl, c))
+    # per kernel position: where its block lands in the result
+    places = [(slice(None),) + tuple(slice(k * d, k * d + (l_ - 1) * st + 1, st)
+                                     for k, d, l_, st in zip(kk, dil, ls, stride))
               for kk in itertools.product(*(range(k) for k in ks))]
     for i in range(0, n, nc):
         m = min(nc, n - i)
         gm = gbuf[:m]
         np.copyto(gm, s3[i:i + m].transpose(0, 2, 1))
-        cm = cbuf[:m * nl]
-        np.dot(gm.reshape(m * nl, o), wm, out=cm)
-        cols = cm.reshape((m,) + ls + ks + (c,))
+        g2 = gm.reshape(m * nl, o)
+        tm = tbuf[:m * nl]
+        blk = tm.reshape((m,) + ls + (c,))
         oc = out[i:i + m]
-        for dst, src in places:
-            oc[dst] += cols[src]
+        for k, dst in enumerate(places):
+            np.dot(g2, wk[k], out=tm)
+            oc[dst] += blk
     crop = tuple(slice(lo, f - hi) for (lo, hi), f in zip(pads, full))
     out = out[(slice(None),) + crop]
     return np.ascontiguousarray(out.transpose((0, nd + 1) + tuple(range(1, nd + 1))))

@@ -32,6 +32,7 @@ from .. import _dtype as D
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
+from . import _opmath as _OM
 from ._dispatch import _cast_result, _type_name
 from ._registry import EM, NP, Op, apply, ns_fn
 
@@ -282,6 +283,16 @@ def _norm_fwd(x, w, b, lay, eps, st):
 
 
 def _norm_vjp(ns, g, need, x, w, lay, eps, st):
+    if ns is NP and lay.cdt is not x.dtype and type(x) is np.ndarray and \
+            x.dtype.name in _HALF and need[0] and st.rstd is not None and lay.train and \
+            lay.axes == (1,) and lay.waxes == (0,) and len(lay.work) == 2 and \
+            type(g) is np.ndarray and g.dtype == x.dtype and g.shape == x.shape and \
+            (w is None or (type(w) is np.ndarray and w.dtype == x.dtype)):
+        # a half-type layer norm: PyTorch's kernel with its half-typed mean and rstd (_opmath)
+        gx = _OM.layer_norm_bwd_half(g.reshape(lay.work), x.reshape(lay.work), w, st.mean,
+                                     st.rstd)
+        rest = _norm_vjp(ns, g, (False,) + tuple(need[1:]), x, w, lay, eps, st)
+        return (gx.reshape(lay.in_shape),) + tuple(rest[1:])
     if ns is NP and st.rstd is not None and _rows_fast(lay, g, x, w) and g.shape == x.shape:
         return _ln_vjp_rows(g, need, x, w, lay, st)
     xw = ns.norm_cast(x.reshape(lay.work), lay.cdt)

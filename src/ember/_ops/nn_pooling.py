@@ -27,6 +27,7 @@ from .._tensor import Tensor
 from ._registry import NP, Op, apply, ns_fn, wrap_outputs
 from .nn_conv import _fmt, _int_list, col2im, meta_aware, pad_spatial
 from .nn_conv import _type_name as _tname
+from .reduction import save_indices
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -118,9 +119,10 @@ def _argmax_jvp(ns, tangents, primals, outs, idx, nd, in_shape, unique, *rest):
 def _argmax_op(name: str, node: str) -> Op:
     """A pool returning (values, indices); params start (idx, nd, in_shape, unique). The input
     is saved as well (its formula needs only the indices), as PyTorch saves it: modifying it in
-    place before backward is the same error."""
-    return Op(name, None, _argmax_vjp, _argmax_jvp, saves=(0,), n_out=2, diff_out=(0,),
-              node=node, names=("self", "result1"))
+    place before backward is the same error, and so is modifying the indices."""
+    op = Op(name, None, _argmax_vjp, _argmax_jvp, saves=(0,), n_out=2, diff_out=(0,),
+            node=node)
+    return save_indices(op, ("self", "result1"))
 
 
 MAX_POOL2D = _argmax_op("max_pool2d", "MaxPool2DWithIndicesBackward0")

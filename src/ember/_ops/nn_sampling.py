@@ -163,14 +163,18 @@ def _back_name(node: str) -> str:
 _SEP_OPS: dict = {}
 
 
-def _sep_op(node: str, keep_input: bool = False) -> Op:
+def _sep_op(node: str, keep_input: bool = False, layout: bool = False) -> Op:
     """The separable op recorded under PyTorch's node name ``node``; ``keep_input`` for the
     nodes whose PyTorch backward reads the input (reflection/replication pads, adaptive
-    average pooling): they save it, with its version check."""
-    op = _SEP_OPS.get((node, keep_input))
+    average pooling): they save it, with its version check. ``layout``: interpolate's result
+    layout (``layout_rules.upsample``)."""
+    op = _SEP_OPS.get((node, keep_input, layout))
     if op is None:
-        op = _SEP_OPS[(node, keep_input)] = Op(
-            "resample", on_meta(_sep_np), _sep_vjp_keep if keep_input else _sep_vjp, linear=True,
+        from . import layout_rules
+        fwd = on_meta(_sep_np)
+        op = _SEP_OPS[(node, keep_input, layout)] = Op(
+            "resample", layout_rules.upsample(fwd) if layout else fwd,
+            _sep_vjp_keep if keep_input else _sep_vjp, linear=True,
             node=node, saves=(0,) if keep_input else ())
     return op
 
@@ -178,8 +182,9 @@ def _sep_op(node: str, keep_input: bool = False) -> Op:
 ns_fn("sep", _sep_np, lambda g, axes, node: apply(_sep_op(node), (g,), (axes, node)))
 
 
-def _resample(x: Tensor, axes, node: str, keep_input: bool = False) -> Tensor:
-    return apply(_sep_op(node, keep_input), (x,), (tuple(axes), node))
+def _resample(x: Tensor, axes, node: str, keep_input: bool = False,
+              layout: bool = False) -> Tensor:
+    return apply(_sep_op(node, keep_input, layout), (x,), (tuple(axes), node))
 
 
 _CACHE: dict = {}
@@ -532,7 +537,7 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         axes.append(_cached(key, lambda: _table(mode, n_in, n_out, align_corners, sc, dt,
                                                 antialias, nd).at(2 + k)))
     node = _node(mode, nd, antialias, out)
-    return _resample(input, axes, node, mode == "area" and node != "MeanBackward1")
+    return _resample(input, axes, node, mode == "area" and node != "MeanBackward1", True)
 
 
 def _deprecated(name: str) -> None:

@@ -19,6 +19,7 @@ from .. import _scalar as S
 from .._tensor import Tensor
 from ._dispatch import HALF_NP, binary, check_inplace, fused_vjp, inplace, unary
 from ._out import FOUND, with_out
+from ._parser import binary_dunder
 from ._registry import Op, method, ns_fn
 
 __all__ = [
@@ -70,7 +71,11 @@ __all__ = [
 def conj_np(x):
     tx = type(x)
     if tx is np.ndarray:   # (np.iscomplexobj costs more than the rest of a small VJP)
-        return np.conj(x) if x.dtype.kind == "c" else x
+        k = x.dtype.kind
+        if k == "V" and x.dtype.names is not None:   # complex32 pairs (ember._chalf)
+            from .._chalf import conj
+            return conj(x)
+        return np.conj(x) if k == "c" else x
     if tx is float or tx is int:
         return x
     return np.conj(x) if np.iscomplexobj(x) else x
@@ -83,13 +88,22 @@ def _conj_em(x):
 
 
 ns_fn("conj", conj_np, _conj_em)
-ns_fn("real_of", lambda x: np.real(x), lambda x: x.real)
+def _part_np(name: str):
+    def part(x):
+        if isinstance(x, np.ndarray) and x.dtype.names is not None:   # complex32 pairs
+            return x[name]   # (a view, as np.real of a complex array)
+        return getattr(np, name)(x)
+    return part
+
+
+ns_fn("real_of", _part_np("real"), lambda x: x.real)
 
 
 def _is_cplx(x) -> bool:
     if isinstance(x, Tensor):
         return x.is_complex()
-    return np.iscomplexobj(x)
+    # (complex32 pairs: a structured dtype, ember._chalf)
+    return np.iscomplexobj(x) or isinstance(x, np.ndarray) and x.dtype.names is not None
 
 
 def _type_name(d) -> str:
@@ -604,7 +618,10 @@ def _pow_fwd(a, b):
         if b == 0.5 and np.asarray(a).dtype.kind == "f":
             return np.sqrt(a)
     ka = np.asarray(a).dtype.kind
-    if ka in "iub" and np.asarray(b).dtype.kind in "iub":
+    kb = np.asarray(b).dtype.kind
+    if ka == "b" and kb == "b":
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+    if ka in "iub" and kb in "iub":
         r = _int_pow(a, b)
         return r.astype(np.int64) if ka == "b" and r.dtype == np.bool_ else r
     return np.power(a, b)
@@ -646,8 +663,16 @@ def _pow_vjp(ns, g, need, a, b, r=None):
     return ga, gb
 
 
-ns_fn("imag_of", lambda x: np.imag(x), lambda x: x.imag)
-POW = Op("pow", _pow_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0",
+ns_fn("imag_of", _part_np("imag"), lambda x: x.imag)
+def _pow_s_fwd(a, b):
+    """pow(Tensor, Scalar): PyTorch answers the exponents 0 and 1 (ones, a copy) before its
+    dtype dispatch, so a bool base with a bool exponent works there (and nowhere else)."""
+    if getattr(a, "dtype", None) == np.bool_ and np.asarray(b).dtype == np.bool_:
+        return a.copy() if b else np.ones_like(a)
+    return _pow_fwd(a, b)
+
+
+POW = Op("pow", _pow_s_fwd, _pow_vjp, saves=(0, 1), elementwise=True, node="PowBackward0",
          names=("self", "exponent"))
 # as PyTorch, a tensor exponent's forms save the result, which the exponent's gradient uses
 POW_TT = Op("pow_tt", _pow_fwd, _pow_vjp,
@@ -784,21 +809,50 @@ method("negative_", _neg_)
 method("square_", lambda self: _pow_(self, 2))
 
 # the operators are out-less (and skip the out= test, the commonest calls' per-op cost)
-method("__add__", lambda self, other: binary(ADD, self, other, (1,)))
-method("__radd__", lambda self, other: add(other, self))
-method("__iadd__", _add_)
-method("__sub__", sub)
-method("__rsub__", lambda self, other: rsub(self, other))
-method("__isub__", _sub_)
-method("__mul__", lambda self, other: binary(MUL, self, other))
-method("__rmul__", lambda self, other: mul(other, self))
-method("__imul__", Tensor.mul_)
-method("__truediv__", true_divide)
-method("__rtruediv__", _rtruediv)
-method("__itruediv__", Tensor.true_divide_)
+# (a TypeError, an operand of no supported type, answers NotImplemented: _parser.binary_dunder;
+# the two commonest spell it out, saving a call)
+@method("__add__")
+def _add_op(self, other):
+    try:
+        return binary(ADD, self, other, (1,))
+    except TypeError:
+        return NotImplemented
+
+
+@method("__mul__")
+def _mul_op(self, other):
+    try:
+        return binary(MUL, self, other)
+    except TypeError:
+        return NotImplemented
+
+
+method("__radd__", binary_dunder(lambda self, other: add(other, self)))
+method("__iadd__", binary_dunder(_add_))
+
+
+@method("__sub__")
+def _sub_op(self, other):
+    try:
+        t = type(other)
+        if self._data.dtype.kind == "b" or not (t is float or t is int or isinstance(
+                other, Tensor) and other._data.dtype.kind != "b"):
+            _check_bool_sub(self, other)   # (only a bool operand can fail it)
+        return binary(SUB, self, other, (1,))
+    except TypeError:
+        return NotImplemented
+
+
+method("__rsub__", binary_dunder(lambda self, other: rsub(self, other)))
+method("__isub__", binary_dunder(_sub_))
+method("__rmul__", binary_dunder(lambda self, other: mul(other, self)))
+method("__imul__", binary_dunder(Tensor.mul_))
+method("__truediv__", binary_dunder(true_divide))
+method("__rtruediv__", binary_dunder(_rtruediv))
+method("__itruediv__", binary_dunder(Tensor.true_divide_))
 method("__neg__", neg)
 method("__pos__", lambda self: self)
 method("__abs__", abs)
-method("__pow__", pow)
-method("__rpow__", lambda self, other: pow(other, self))
-method("__ipow__", _pow_)
+method("__pow__", binary_dunder(pow))
+method("__rpow__", binary_dunder(lambda self, other: pow(other, self)))
+method("__ipow__", binary_dunder(_pow_))

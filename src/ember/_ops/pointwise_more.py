@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _chalf
 from .. import _dtype as D
+from .. import _layout as _L
 from .. import _scalar as S
 from .._tensor import Tensor, Version, _make, _scalar_name, store
 from ..autograd.grad_mode import STATE
@@ -29,6 +31,7 @@ from ._dispatch import (
     to_operand,
 )
 from ._out import FOUND, with_out
+from ._parser import binary_dunder, must_be, tensor_args
 from ._registry import Op, method, ns_fn, wrap_one, wrap_outputs
 from ._uint import check as uint_check
 from .pointwise import _not_impl, _type_name, _zero_grad
@@ -91,7 +94,12 @@ def _promote_all(operands, int_to_float: bool = False):
             out.append(None)
         elif isinstance(o, Tensor):
             d = o._data
-            out.append(d if d.dtype == npt else d.astype(npt))
+            if d.dtype != npt:   # (NumPy cannot cast complex32 pairs: ember._chalf does)
+                d = _chalf.cast(d, npt) if rt.is_complex and (
+                    npt is _chalf.CH or d.dtype == _chalf.CH) else d.astype(npt)
+            out.append(d)
+        elif npt is _chalf.CH:
+            out.append(_chalf.from_values(_chalf.number(o)))
         elif npt.kind in "iub" or rt is D.bfloat16:
             out.append(np.asarray(o).astype(npt))   # out-of-range ints wrap, as in PyTorch
         else:
@@ -110,7 +118,30 @@ def nary(op: Op, operands, params=(), int_to_float: bool = False):
     except ValueError:
         check_broadcast(*[np.shape(d) for d in datas if d is not None])
         raise
-    return wrap_outputs(op, operands, params, out)
+    return wrap_outputs(op, operands, params, _layout(out, operands))
+
+
+_BINARY_DUNDERS = frozenset((
+    "__floordiv__", "__rfloordiv__", "__ifloordiv__", "__mod__", "__rmod__", "__imod__",
+    "__and__", "__rand__", "__iand__", "__or__", "__ror__", "__ior__", "__xor__", "__rxor__",
+    "__ixor__"))
+
+
+def _layout(out, operands):
+    """An elementwise result in TensorIterator's layout for ``operands`` (tensors, numbers;
+    None for an absent one), unless all are row-major like the result (nothing to do)."""
+    if type(out) is not np.ndarray or out.ndim < 2:
+        return out
+    if 1 not in out.shape and out.size:
+        # row-major operands (broadcast or not; numbers aside) give a row-major result, which
+        # NumPy's is: a size-1 dim of the result is the only place their strides could decide
+        for o in operands:
+            if (type(o) is Tensor or isinstance(o, Tensor)) and not o._data.flags.c_contiguous:
+                break
+        else:
+            return out
+    return _L.iter_result(out, [o._data if isinstance(o, Tensor) else o for o in operands
+                                if o is not None])
 
 
 def nary_(op: Op, self: Tensor, others, params=(), int_to_float: bool = False) -> Tensor:
@@ -137,6 +168,10 @@ def _call2(ufunc, a, b):
     except ValueError as e:
         broadcast_failed(e, np.shape(a), np.shape(b))
         raise
+    except TypeError:   # NumPy refused complex32 pairs (or a real type error)
+        if not (_chalf.is_ch(a) or _chalf.is_ch(b)):
+            raise
+        return _chalf.ufunc(ufunc, a, b)
 
 
 def _nodiff(out) -> Tensor:
@@ -168,12 +203,22 @@ def _int_zero_check(a, b) -> None:
 
 # ---- rounded division, remainder, fmod ------------------------------------------------------
 
+def _bool_gap(kernel: str, a, b) -> None:
+    """PyTorch compiles these kernels for numbers, not Bool: its dispatch on the operands'
+    common dtype raises NotImplementedError when both are bool."""
+    if (type(a) is bool or getattr(a, "dtype", None) == np.bool_) and (
+            type(b) is bool or getattr(b, "dtype", None) == np.bool_):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _floor_div_np(a, b):
+    _bool_gap("div_floor_cpu", a, b)
     _int_zero_check(a, b)
     return np.floor_divide(a, b)
 
 
 def _trunc_div_np(a, b):
+    _bool_gap("div_trunc_cpu", a, b)
     _int_zero_check(a, b)
     rt = np.result_type(a, b)
     if rt.kind in "fc":
@@ -245,11 +290,13 @@ ns_fn("trunc_div", _trunc_div_np, lambda a, b: rounded_div(a, b, "trunc"))
 
 
 def _remainder_np(a, b):
+    _bool_gap("remainder_cpu", a, b)
     _int_zero_check(a, b)
     return np.remainder(a, b)
 
 
 def _fmod_np(a, b):
+    _bool_gap("fmod_cpu", a, b)
     _int_zero_check(a, b)
     return np.fmod(a, b)
 
@@ -309,6 +356,8 @@ def atan2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.atan2``: the angle of (other, input); integers become the default float."""
     if out is not None:
         return with_out(atan2, out, (input, other), overlap=True)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(atan2, input=input, other=other)
     _check_real("atan2_cpu", input, other)
     return binary(ATAN2, input, other, int_to_float=True)
 
@@ -338,6 +387,8 @@ def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.maximum``: elementwise max, NaN-propagating; ties split the gradient."""
     if out is not None:
         return with_out(maximum, out, (input, other), overlap=True)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(maximum, input=input, other=other)
     if input.is_complex() or other.is_complex():
         raise RuntimeError("maximum not implemented for complex tensors.")
     return binary(MAXIMUM, input, other)
@@ -347,6 +398,8 @@ def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """``torch.minimum``."""
     if out is not None:
         return with_out(minimum, out, (input, other), overlap=True)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(minimum, input=input, other=other)
     if input.is_complex() or other.is_complex():
         raise RuntimeError("minimum not implemented for complex tensors.")
     return binary(MINIMUM, input, other)
@@ -480,7 +533,10 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
         if type(d) is np.ndarray and ((dt := d.dtype) is _F64 or dt is _F32 and (
                 _F32_LO <= min <= _F32_HI and _F32_LO <= max <= _F32_HI)):
             # the commonest call: float tensor, two finite number bounds that fit its dtype
-            return wrap_one(CLAMP_S, input, (min, max), CLAMP_S.fwd(d, min, max))
+            r = CLAMP_S.fwd(d, min, max)
+            if r.strides != d.strides:   # (the input's strides, kept: nothing to lay out)
+                r = _layout(r, (input,))
+            return wrap_one(CLAMP_S, input, (min, max), r)
     if _clamp_args(input, min, max):
         return nary(CLAMP_T, (input, min, max))
     return _clamp_scalar(input, min, max)
@@ -494,7 +550,8 @@ _F32_LO = -_F32_HI
 
 def _clamp_scalar(input, lo, hi):
     (x, lo2, hi2), _ = _promote_all((input, lo, hi))
-    return wrap_outputs(CLAMP_S, (input,), (lo2, hi2), CLAMP_S.fwd(x, lo2, hi2))
+    return wrap_outputs(CLAMP_S, (input,), (lo2, hi2), _layout(CLAMP_S.fwd(x, lo2, hi2),
+                                                               (input,)))
 
 
 def _clamp_(self: Tensor, min=None, max=None) -> Tensor:
@@ -524,7 +581,7 @@ def _bound_op(op_s, op_t, name):
             return nary(op_t, (input, bound))
         _check_scalar_bounds(input, (bound,), name)
         (x, b), _ = _promote_all((input, bound))
-        return wrap_outputs(op_s, (input,), (b,), op_s.fwd(x, b))
+        return wrap_outputs(op_s, (input,), (b,), _layout(op_s.fwd(x, b), (input,)))
 
     def f_(self: Tensor, bound) -> Tensor:
         if isinstance(bound, Tensor):
@@ -564,6 +621,25 @@ _WHERE_OUT = "Expected out type to be {r} but got {o}"
 def where(condition: Tensor, input=None, other=None, *, out=None):
     """``torch.where(condition, input, other)`` with type promotion of the two branches;
     ``torch.where(condition)`` is ``condition.nonzero(as_tuple=True)``."""
+    if out is None and type(condition) is Tensor and type(input) is Tensor \
+            and type(other) is Tensor:
+        c = condition._data
+        da = input._data
+        db = other._data
+        if type(c) is np.ndarray and c.dtype == np.bool_ and type(da) is np.ndarray \
+                and type(db) is np.ndarray and ((dt := da.dtype) is _F32 or dt is _F64) \
+                and db.dtype is dt and c.flags.c_contiguous and da.flags.c_contiguous \
+                and db.flags.c_contiguous:
+            # the commonest call: a mask and two float tensors of one dtype, row-major; a
+            # result without size-1 dims is then row-major in TensorIterator's order too
+            try:
+                r = np.where(c, da, db)
+            except ValueError:
+                r = None
+            if r is not None:
+                if r.ndim > 1 and not (r.flags.c_contiguous and 1 not in r.shape and r.size):
+                    r = _layout(r, (condition, input, other))
+                return wrap_outputs(WHERE, (condition, input, other), (), r)
     if out is not None:
         return with_out(where, out, (condition, input, other), overlap=True, dtype=_WHERE_OUT)
     if input is None and other is None:
@@ -590,7 +666,7 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
     except ValueError as e:
         broadcast_failed(e, condition._data.shape, np.shape(da), np.shape(db))
         raise
-    return wrap_outputs(WHERE, (condition, a, b), (), out)
+    return wrap_outputs(WHERE, (condition, a, b), (), _layout(out, (condition, a, b)))
 
 
 # ---- lerp, addcmul, addcdiv ------------------------------------------------------------------
@@ -665,7 +741,9 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     except ValueError as e:
         broadcast_failed(e, input._data.shape, end._data.shape)
         raise
-    return wrap_outputs(LERP_S, (input, end), (weight,), out)
+    except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
+        out = _chalf.refused(e, LERP_S, (input._data, end._data))
+    return wrap_outputs(LERP_S, (input, end), (weight,), _layout(out, (input, end)))
 
 
 def _lerp_(self: Tensor, end: Tensor, weight) -> Tensor:
@@ -766,15 +844,26 @@ def _cmp_ops(name, ufunc):
     def f(input, other, *, out=None) -> Tensor:
         if out is not None:
             return with_out(f, out, (input, other), overlap=True, differentiable=False)
+        t = type(other)
+        if (t is float or t is int) and type(input) is Tensor:
+            d = input._data
+            if type(d) is np.ndarray and ((dt := d.dtype) is _F32 or dt is _F64):
+                # the commonest call, a float tensor against a number: the general path's
+                # ufunc call (promotion leaves both as they are); a row-major input without
+                # size-1 dims has a row-major result
+                r = _call2(ufunc, d, other)
+                if r.ndim > 1 and not (d.flags.c_contiguous and 1 not in d.shape and d.size):
+                    r = _layout(r, (input, other))
+                return _nodiff(r)
         if not isinstance(input, Tensor):
             input = to_operand(input)
         if not isinstance(other, Tensor):
             other = to_operand(other)
         da, db, npt = promoted(input, other)
         uint_check(name, npt)
-        if ordered and np.dtype(npt).kind == "c":
+        if ordered and (np.dtype(npt).kind == "c" or npt is _chalf.CH):
             raise _not_impl(f"{name}_cpu", npt)
-        return _nodiff(_call2(ufunc, da, db))
+        return _nodiff(_layout(_call2(ufunc, da, db), (input, other)))
 
     def f_(self, other) -> Tensor:
         if ordered:
@@ -846,10 +935,17 @@ def equal(input: Tensor, other: Tensor) -> bool:
 
 def _isx(name, fn, ints):
     def f(input: Tensor) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise must_be(f, "input", input)
         d = input._data
         if d.dtype.kind in "iub":
-            return _nodiff(np.full(d.shape, ints))
-        return _nodiff(fn(d))
+            return _nodiff(_layout(np.full(d.shape, ints), (input,)))
+        if d.dtype is _chalf.CH:
+            return _nodiff(_layout(_chalf.compute(name, (d,)), (input,)))
+        if name != "isnan" and input._rg and input.is_inference():
+            from .pointwise import abs
+            abs(input)   # PyTorch's kernel compares abs(x) with inf: its refusal, if any
+        return _nodiff(_layout(fn(d), (input,)))
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"``torch.{name}``: a bool tensor."
     return f
@@ -888,7 +984,9 @@ def logical_not(input: Tensor, *, out=None) -> Tensor:
     if out is not None:
         return with_out(logical_not, out, (input,), overlap=True, differentiable=False)
     uint_check("logical_not", input._data.dtype)
-    return _nodiff(np.logical_not(input._data))
+    if input._data.dtype is _chalf.CH:
+        _chalf.refuse("logical_not")
+    return _nodiff(_layout(np.logical_not(input._data), (input,)))
 
 
 def _bitwise(name, ufunc):
@@ -907,7 +1005,7 @@ def _bitwise(name, ufunc):
         input, other = to_operand(input), to_operand(other)
         check(input, other)
         da, db, _ = promoted(input, other)
-        return _nodiff(_call2(ufunc, da, db))
+        return _nodiff(_layout(_call2(ufunc, da, db), (input, other)))
 
     def f_(self, other) -> Tensor:
         check(self, to_operand(other))
@@ -992,4 +1090,4 @@ for _name, _fn in [("where", lambda self, condition, other: where(condition, sel
                    ("__rand__", _rand_d), ("__iand__", _bitwise_and_), ("__or__", _or_d),
                    ("__ror__", _ror_d), ("__ior__", _bitwise_or_), ("__xor__", _xor_d),
                    ("__rxor__", _rxor_d), ("__ixor__", _bitwise_xor_), ("__invert__", _invert)]:
-    method(_name, _fn)
+    method(_name, binary_dunder(_fn) if _name in _BINARY_DUNDERS else _fn)

@@ -302,8 +302,8 @@ def _sizes(name: str, size) -> tuple:
 # ---- drawing arrays --------------------------------------------------------------------
 
 def _real_np(dt: D.dtype) -> np.dtype:
-    """The NumPy dtype of one part of ``dt`` (complex64 -> float32)."""
-    return np.dtype(dt.np).type(0).real.dtype
+    """The NumPy dtype of one part of ``dt`` (complex64 -> float32, complex32 -> float16)."""
+    return dt.to_real().np
 
 
 def _digits(npdt: np.dtype) -> int:
@@ -381,37 +381,74 @@ def _kw_size(name: str, size: tuple, kwargs: dict, given: dict) -> tuple:
 
 # ---- factories -------------------------------------------------------------------------
 
-def rand(*size, generator: Generator | None = None, dtype: D.dtype | None = None, layout=None,
-         device=None, requires_grad: bool = False, pin_memory: bool = False,
+def _dtype_checks(dtype, default: D.dtype, requires_grad: bool, kernel: str | None = None
+                  ) -> D.dtype:
+    """The dtype checks every random factory makes once its arguments parsed: ``dtype`` (else
+    ``default``); a floating-only kernel (``kernel``: its name) refuses other dtypes; only
+    floating and complex results may require grad."""
+    dt = dtype or default
+    if kernel is not None:
+        _float_only(dt, kernel)
+    if requires_grad and not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    return dt
+
+
+def _made(draw, dt: D.dtype, shape, device, requires_grad: bool) -> Tensor:
+    """A factory's result: ``draw()`` (nothing is drawn for a meta tensor)."""
+    return _new(None if _is_meta(device) else draw(), dt, shape, device, requires_grad)
+
+
+def _factory_out(fn, out, args: tuple, kwargs: dict) -> Tensor:
+    """A random factory's ``out=`` (``_out.with_out``): drawn in ``out``'s dtype (an explicit
+    ``dtype`` must be ``out``'s), ``out`` resized without a warning, refused under autograd
+    as ``aten::<name>``; ``requires_grad=True`` then marks ``out``, as PyTorch's does."""
+    from ._out import with_out
+    if not isinstance(out, Tensor):
+        raise _bad_call(fn.__name__, args, {"out": out})
+    dt = kwargs.get("dtype")
+    if dt is not None and dt is not out.dtype:
+        raise RuntimeError(f"dtype {_type_name(dt)} does not match dtype of out parameter "
+                           f"({_type_name(out.dtype)})")
+    rg = kwargs.pop("requires_grad", False)
+    r = with_out(fn, out, args, kwargs, name="aten::" + fn.__name__, dtype="as_out", warn=False)
+    if rg:
+        r.requires_grad_(True)
+    return r
+
+
+def _size_factory(name: str, size: tuple, kwargs: dict, generator, dtype, layout, pin_memory):
+    """``rand`` / ``randn``'s argument parsing: (generator, shape)."""
+    check_factory_options(layout, pin_memory)
+    size = _kw_size(name, size, kwargs, {"generator": generator, "dtype": dtype})
+    if not size:
+        raise _bad_call(name, (), {"generator": generator})
+    return _check_gen(name, generator, size, {}), _sizes(name, size)
+
+
+def rand(*size, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+         layout=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
          **kwargs) -> Tensor:
     """``torch.rand``: uniform on [0, 1) (complex dtypes: each part)."""
-    check_factory_options(layout, pin_memory)
-    size = _kw_size("rand", size, kwargs, {"generator": generator, "dtype": dtype})
-    if not size:
-        raise _bad_call("rand", (), {"generator": generator})
-    g = _check_gen("rand", generator, size, {})
-    shape = _sizes("rand", size)
-    dt = dtype or D.get_default_dtype()
-    if not (dt.is_floating_point or dt.is_complex):
-        raise _not_impl("check_uniform_bounds", dt)
-    data = None if _is_meta(device) else _uniform_np(g._rng, dt, shape)
-    return _new(data, dt, shape, device, requires_grad)
+    if out is not None:
+        return _factory_out(rand, out, size, dict(kwargs, generator=generator, dtype=dtype,
+                                                  requires_grad=requires_grad))
+    g, shape = _size_factory("rand", size, kwargs, generator, dtype, layout, pin_memory)
+    dt = _dtype_checks(dtype, D.get_default_dtype(), requires_grad, "check_uniform_bounds")
+    return _made(lambda: _uniform_np(g._rng, dt, shape), dt, shape, device, requires_grad)
 
 
-def randn(*size, generator: Generator | None = None, dtype: D.dtype | None = None, layout=None,
-          device=None, requires_grad: bool = False, pin_memory: bool = False,
+def randn(*size, generator: Generator | None = None, out=None, dtype: D.dtype | None = None,
+          layout=None, device=None, requires_grad: bool = False, pin_memory: bool = False,
           **kwargs) -> Tensor:
     """``torch.randn``: standard normal (complex dtypes: each part has variance 1/2)."""
-    check_factory_options(layout, pin_memory)
-    size = _kw_size("randn", size, kwargs, {"generator": generator, "dtype": dtype})
-    if not size:
-        raise _bad_call("randn", (), {"generator": generator})
-    g = _check_gen("randn", generator, size, {})
-    shape = _sizes("randn", size)
-    dt = dtype or D.get_default_dtype()
-    _float_only(dt, "normal_kernel_cpu")
-    data = None if _is_meta(device) else _normal_np(g._rng, dt, shape)
-    return _new(data, dt, shape, device, requires_grad)
+    if out is not None:
+        return _factory_out(randn, out, size, dict(kwargs, generator=generator, dtype=dtype,
+                                                   requires_grad=requires_grad))
+    g, shape = _size_factory("randn", size, kwargs, generator, dtype, layout, pin_memory)
+    dt = _dtype_checks(dtype, D.get_default_dtype(), requires_grad, "normal_kernel_cpu")
+    return _made(lambda: _normal_np(g._rng, dt, shape), dt, shape, device, requires_grad)
 
 
 def _long(v, name: str, fn: str, pos: int) -> int:
@@ -428,10 +465,14 @@ def _long(v, name: str, fn: str, pos: int) -> int:
 
 
 def randint(*args, size=None, low=None, high=None, generator: Generator | None = None,
-            dtype: D.dtype | None = None, layout=None, device=None,
+            out=None, dtype: D.dtype | None = None, layout=None, device=None,
             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``torch.randint(high, size)`` / ``torch.randint(low, high, size)``: integers in
     [low, high), int64 unless ``dtype`` says otherwise (checked as ``random_`` does)."""
+    if out is not None:
+        return _factory_out(randint, out, args, {
+            "size": size, "low": low, "high": high, "generator": generator, "dtype": dtype,
+            "requires_grad": requires_grad})
     check_factory_options(layout, pin_memory)
     args = list(args)
     if size is None and len(args) in (2, 3):
@@ -451,20 +492,18 @@ def randint(*args, size=None, low=None, high=None, generator: Generator | None =
     shape = _sizes("randint", (size,))
     lo = 0 if low is None else _long(low, "low", "randint", 1)
     hi = _long(high, "high", "randint", npos)
-    dt = dtype or D.int64
-    if requires_grad and not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                           "gradients")
-    if _is_meta(device):
-        return _new(None, dt, shape, device, requires_grad)
-    data = _random_from_to(g._rng, dt, shape, lo, hi, stacklevel=3)
-    return _new(data, dt, shape, device, requires_grad)
+    dt = _dtype_checks(dtype, D.int64, requires_grad)
+    return _made(lambda: _random_from_to(g._rng, dt, shape, lo, hi, stacklevel=5), dt, shape,
+                 device, requires_grad)
 
 
-def randperm(n, *args, generator: Generator | None = None, dtype: D.dtype | None = None,
-             layout=None, device=None, requires_grad: bool = False,
-             pin_memory: bool = False) -> Tensor:
+def randperm(n, *args, generator: Generator | None = None, out=None,
+             dtype: D.dtype | None = None, layout=None, device=None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``torch.randperm``: a random permutation of ``0..n-1`` (PyTorch's dtype checks)."""
+    if out is not None:
+        return _factory_out(randperm, out, (n,) + args, {
+            "generator": generator, "dtype": dtype, "requires_grad": requires_grad})
     check_factory_options(layout, pin_memory)
     if args:   # e.g. a generator given positionally
         raise _bad_call("randperm", (n,) + args, {"generator": generator})
@@ -483,12 +522,8 @@ def randperm(n, *args, generator: Generator | None = None, dtype: D.dtype | None
               D.float64: ((1 << 53) + 1, "2^53+1 for Double")}
     if dt in limits and n > limits[dt][0]:
         raise RuntimeError(f"n cannot be greater than {limits[dt][1]} type.")
-    if requires_grad and not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
-                           "gradients")
-    if _is_meta(device):
-        return _new(None, dt, (n,), device, requires_grad)
-    return _new(g._rng.permutation(n).astype(dt.np), dt, (n,), device, requires_grad)
+    _dtype_checks(dt, dt, requires_grad)
+    return _made(lambda: g._rng.permutation(n).astype(dt.np), dt, (n,), device, requires_grad)
 
 
 def _laid_like(out: Tensor, input: Tensor, memory_format) -> Tensor:
@@ -498,7 +533,8 @@ def _laid_like(out: Tensor, input: Tensor, memory_format) -> Tensor:
     d = input._data
     if memory_format is not None:
         _L.check_format(memory_format, "rand_like")
-    elif type(d) is not np.ndarray or d.flags.c_contiguous and (d.ndim < 2 or 1 not in d.shape):
+    elif type(d) is not np.ndarray or d.flags.c_contiguous and (
+            d.ndim < 2 or 1 not in d.shape) and d.size:
         return out
     want = _L.like_strides(d.shape, input.stride(), memory_format)
     if type(out._data) is np.ndarray and out.stride() != want:
@@ -708,12 +744,14 @@ def _as_float(v, fn: str, name: str, pos: int) -> float:
     return float(v)
 
 
-def normal(mean=None, std=None, size=None, *, generator: Generator | None = None, dtype=None,
-           layout=None, device=None, requires_grad: bool = False,
+def normal(mean=None, std=None, size=None, *, generator: Generator | None = None, out=None,
+           dtype=None, layout=None, device=None, requires_grad: bool = False,
            pin_memory: bool = False) -> Tensor:
     """``torch.normal``, all four overloads: (Tensor, Tensor) broadcast, (Tensor, float),
     (float, Tensor), (float, float, size). The tensor overloads record NormalBackward1/2/3
     (zero gradients, as in PyTorch)."""
+    if out is not None:
+        return _normal_out(out, mean, std, size, generator, dtype, requires_grad)
     check_factory_options(layout, pin_memory)
     if mean is None:
         raise TypeError('normal() missing 1 required positional arguments: "mean"')
@@ -727,10 +765,9 @@ def normal(mean=None, std=None, size=None, *, generator: Generator | None = None
         m, s = float(mean), float(std)
         shape = _sizes("normal", (size,))
         _std_ok(s)
-        dt = dtype or D.get_default_dtype()
-        _float_only(dt, "normal_kernel_cpu")
-        data = None if _is_meta(device) else _normal_np(g._rng, dt, shape, m, s)
-        return _new(data, dt, shape, device, requires_grad)
+        dt = _dtype_checks(dtype, D.get_default_dtype(), requires_grad, "normal_kernel_cpu")
+        return _made(lambda: _normal_np(g._rng, dt, shape, m, s), dt, shape, device,
+                     requires_grad)
     args = (mean,) + ((std,) if std is not None else ()) + ((size,) if size is not None else ())
     if size is not None or dtype is not None or requires_grad or device is not None:
         raise _bad_call("normal", args, {"generator": generator, "dtype": dtype})
@@ -772,6 +809,20 @@ def normal(mean=None, std=None, size=None, *, generator: Generator | None = None
     z = _normal_np(g._rng, dt, shape)
     out = (z * np.asarray(s, dtype=_real_np(dt)) + np.asarray(m)).astype(dt.np)
     return wrap_outputs(op, inputs, (), out)
+
+
+def _normal_out(out, mean, std, size, generator, dtype, requires_grad) -> Tensor:
+    """``normal(..., out=)``: the factory form as the other factories; the tensor forms draw
+    into ``out``'s dtype (PyTorch resizes ``out`` and runs ``normal_`` on it, so a
+    non-floating ``out`` is refused by that kernel)."""
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        return _factory_out(normal, out, (mean, std, size), {
+            "generator": generator, "dtype": dtype, "requires_grad": requires_grad})
+    from ._out import with_out
+    if isinstance(out, Tensor):
+        _float_only(out.dtype, "normal_kernel_cpu")
+    return with_out(normal, out, (mean, std) + (() if size is None else (size,)),
+                    {"generator": generator}, dtype="cast")
 
 
 _P_IN = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "

@@ -22,9 +22,10 @@ from .. import _dtype as D
 from .. import _layout as _L
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ..autograd.grad_mode import STATE
+from . import _opmath as _OM
 from ._dispatch import HALF_NP
-from ._out import with_out
-from ._registry import NP, Op, apply, method, ns_fn, wrap_outputs
+from ._out import _CPP, EXACT, check_out_grad, with_out
+from ._registry import NP, Op, apply, method, ns_fn, wrap_one, wrap_outputs
 
 __all__ = [
     "all",
@@ -74,6 +75,10 @@ def in_float32(fn):
     return f
 
 
+# the profiler turns the fast paths below off while it records (they skip Op.fwd)
+_FAST = True
+
+
 def dims_arg(dim, ndim: int) -> tuple | None:
     """Normalise a ``dim`` argument (None, int, or a sequence) to sorted positive dims; None
     means every dim (also for an empty sequence and for 0-d inputs)."""
@@ -101,7 +106,33 @@ def expand_reduced(ns, g, in_shape, dims, keepdim):
 
 
 def _unsq_np(g, dims):
+    if type(g) is np.ndarray:   # np.expand_dims without its argument handling
+        shape = list(g.shape)
+        for d in dims:   # (sorted, non-negative: dims_arg made them)
+            shape.insert(d, 1)
+        return g.reshape(shape)
     return np.expand_dims(g, dims)
+
+
+def _expand_np(g, shape):
+    """``np.broadcast_to(g, shape)`` (read-only), through the ndarray constructor for a
+    row-major ``g`` of as many dims: NumPy's Python wrapper cost most of a small VJP."""
+    gs = g.shape
+    if type(g) is np.ndarray and gs != shape and len(gs) == len(shape) \
+            and g.flags.c_contiguous and g.size and g.dtype.kind in "fciub":
+        st = g.strides
+        strides = []
+        for n, m, k in zip(gs, shape, st):
+            if n == 1:   # (NumPy's broadcast strides: zero for every size-1 dim)
+                strides.append(0)
+            elif n == m:
+                strides.append(k)
+            else:
+                return np.broadcast_to(g, shape)   # (its error)
+        r = np.ndarray(shape, g.dtype, g, 0, tuple(strides))
+        r.setflags(write=False)
+        return r
+    return np.broadcast_to(g, shape)
 
 
 def _unsq_em(g, dims):
@@ -112,11 +143,18 @@ def _unsq_em(g, dims):
 
 def _const_em(fn, *args):
     data = [a._data if isinstance(a, Tensor) else a for a in args]
-    return _make(np.asarray(fn(*data)), Version(), False, None)
+    try:
+        r = fn(*data)
+    except TypeError:   # complex32 pairs: on their complex64 values (ember._chalf)
+        from .._chalf import is_ch, to_c64
+        if not builtins.any(is_ch(d) for d in data):
+            raise
+        r = fn(*[to_c64(d) if is_ch(d) else d for d in data])
+    return _make(np.asarray(r), Version(), False, None)
 
 
 ns_fn("unsqueeze_dims", _unsq_np, _unsq_em)
-ns_fn("expand_to", lambda g, shape: np.broadcast_to(g, shape), lambda g, shape: g.expand(shape))
+ns_fn("expand_to", _expand_np, lambda g, shape: g.expand(shape))
 # a value computed on the data alone: a mask or weight that carries no gradient
 ns_fn("data_fn", lambda fn, *args: fn(*args), _const_em)
 ns_fn("sum_dims", lambda x, dims, keepdim: np.sum(x, axis=dims, keepdims=keepdim),
@@ -136,7 +174,7 @@ def _keep(a, dims, keepdim):
     """``a`` (a reduction result) with the reduced dims present as size 1."""
     if keepdim or dims is None:
         return a
-    return np.expand_dims(a, dims)
+    return _unsq_np(a, dims)
 
 
 def _squeeze(a, dims, keepdim):
@@ -178,7 +216,7 @@ _cap = _type_name
 
 
 def _is_float(t: Tensor) -> bool:
-    return t._data.dtype.kind in "fc" or t.dtype is D.bfloat16
+    return t._data.dtype.kind in "fc" or t.dtype in (D.bfloat16, D.complex32)
 
 
 def _to_default_float(t: Tensor) -> Tensor:
@@ -271,8 +309,41 @@ def _logical_out(name: str):
     return check
 
 
+_F32_64 = (np.dtype(np.float32), np.dtype(np.float64))
+_contig = _L.contiguous_np
+
+
+def _fast_dims(d, dim):
+    """The reduced dims of the reduction fast paths (a float32/float64 ndarray of at least one
+    dim, ``dim`` None or one int, as ``dims_arg`` makes them), or False for the general path."""
+    if type(d) is not np.ndarray or d.dtype not in _F32_64 or not d.ndim:
+        return False
+    if dim is None:
+        return None
+    if type(dim) is int:
+        n = d.ndim
+        if -n <= dim < n:
+            return (dim % n,)
+    return False
+
+
+def _fast_result(r):
+    """A reduction result as PyTorch lays it out (what ``contiguous_result`` does for these
+    ops' forwards)."""
+    if type(r) is np.ndarray and (not r.flags.c_contiguous or 1 in r.shape):
+        return _contig(r)
+    return r
+
+
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.sum``: integers and bools sum to int64."""
+    if _FAST and out is None and dtype is None and type(input) is Tensor:
+        d = input._data
+        dims = _fast_dims(d, dim)
+        if dims is not False:   # a float tensor over all dims or one: the ufunc directly
+            r = np.add.reduce(d, dims, d.dtype, None, keepdim)
+            return wrap_one(SUM if dim is None and not keepdim else SUM_DIM, input,
+                            (dims, keepdim, d.dtype, d.shape), _fast_result(r))
     if out is not None:
         return with_out(sum, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
     dims = dims_arg(dim, input._data.ndim)
@@ -308,18 +379,48 @@ MEAN_DIM = Op("mean_dim", _mean_fwd, _mean_vjp, linear=True, node="MeanBackward1
 
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.mean``: floating and complex inputs only (or a floating ``dtype``)."""
-    if out is not None:
-        return with_out(mean, out, (input, dim, keepdim), {"dtype": dtype},
-                        dtype="as_out" if out.is_floating_point() or out.is_complex() else "cast")
+    if _FAST and out is None and dtype is None and type(input) is Tensor:
+        d = input._data
+        dims = _fast_dims(d, dim)
+        if dims is not False and d.size:   # as _mean_fwd: one add.reduce, one division
+            npd = d.dtype
+            r = np.add.reduce(d, dims, npd, None, keepdim)
+            n = d.size if dims is None else d.shape[dims[0]]
+            r = np.true_divide(r, n, out=r, casting="unsafe") if type(r) is np.ndarray \
+                else npd.type(r / n)
+            return wrap_one(MEAN if dim is None and not keepdim else MEAN_DIM, input,
+                            (dims, keepdim, npd, d.shape), _fast_result(r))
+    if out is not None:   # (the autograd refusal comes before the dtype checks)
+        check_out_grad("mean", out, (input,))
+        if dim is None and isinstance(out, Tensor) and not D.can_cast(input.dtype, out.dtype):
+            # the overload without dim (mean.dtype_out) checks the input's type first
+            raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired "
+                               f"output type {_cap(out.dtype)}")
     dt = dtype or input.dtype
     if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(
             f"mean(): could not infer output dtype. {'Optional' if dtype else 'Input'} dtype "
             f"must be either a floating point or complex dtype. Got: {_cap(dt)}")
+    if out is not None:
+        return _mean_out(input, dim, keepdim, dtype, out)
     dims = dims_arg(dim, input._data.ndim)
     op = MEAN if dim is None and not keepdim else MEAN_DIM
     with np.errstate(invalid="ignore", divide="ignore"):
         return apply(op, (input,), (dims, keepdim, dt.np, input._data.shape))
+
+
+def _mean_out(input: Tensor, dim, keepdim: bool, dtype, out) -> Tensor:
+    """PyTorch's mean.out: a given ``dtype`` must be ``out``'s; without one the mean is computed
+    in ``out``'s dtype as ``sum_out(out, ..., dtype=out.dtype).div_(n)``, so an integer or bool
+    ``out`` receives the sum and then the division refuses (a default-dtype result)."""
+    if isinstance(out, Tensor) and dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(EXACT.format(rc=_CPP[dtype.name], oc=_CPP[out.dtype.name]))
+    if not isinstance(out, Tensor) or out.is_floating_point() or out.is_complex():
+        return with_out(mean, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
+    with_out(sum, out, (input, dim, keepdim), {"dtype": out.dtype}, name="mean",
+             below_autograd=True)
+    raise RuntimeError(f"result type {_cap(D.get_default_dtype())} can't be cast to the "
+                       f"desired output type {_cap(out.dtype)}")
 
 
 def _nansum_fwd(x, dims, keepdim, npd):
@@ -399,14 +500,6 @@ def _prod_vjp(ns, g, need, x, dims, keepdim, npd):
     return (ge * ns.conj(p1 / x1 * zf),)
 
 
-def _result_unread(vjp):
-    """``vjp`` for an op that saves its result as PyTorch does (an in-place change of it is then
-    caught at backward) though this formula does not read it."""
-    def f(ns, g, need, x, r, *params):
-        return vjp(ns, g, need, x, *params)
-    return f
-
-
 def _prod_vjp_result(ns, g, need, x, r, dims, keepdim, npd):
     """prod's VJP as PyTorch's prod_backward: where the input has no zero, ``grad * conj(result
     / input)``, reading the saved result (so a double backward reaches the result too, and a
@@ -416,6 +509,10 @@ def _prod_vjp_result(ns, g, need, x, r, dims, keepdim, npd):
         with np.errstate(divide="ignore", invalid="ignore"):
             q = expand_reduced(ns, r, x.shape, dims, keepdim) / x
         return (expand_reduced(ns, g, x.shape, dims, keepdim) * ns.conj(q),)
+    if ns is NP and x.ndim and type(xa) is np.ndarray and xa.dtype in HALF_NP and \
+            type(g) is np.ndarray and g.dtype == xa.dtype and xa.size:
+        # PyTorch's prod_safe_zeros_backward op by op, rounded to the half type (_opmath)
+        return (_OM.prod_zeros_bwd_half(g, xa, dims, keepdim),)
     return _prod_vjp(ns, g, need, x, dims, keepdim, npd)
 
 
@@ -448,6 +545,10 @@ def _tie_weights(x, out, dims, keepdim, nan_ties):
     m = x == o
     if nan_ties:
         m = m | (np.isnan(x) & np.isnan(o)) if x.dtype.kind in "fc" else m
+    if type(m) is np.ndarray:
+        # (a row without its maximum, NaN's, gives 0/0 = NaN: ember keeps NumPy's warnings off,
+        # and an errstate context would cost more than the arithmetic)
+        return (m / np.add.reduce(m, dims, np.int64, None, True)).astype(x.dtype)
     cnt = np.sum(m, axis=dims, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (m / cnt).astype(x.dtype)
@@ -492,8 +593,15 @@ def _check_nonempty(name: str, x: Tensor, dims, *, index_error=False) -> None:
             raise RuntimeError(msg + " Specify the reduction dim with the 'dim' argument.")
         return
     for d in dims:
-        if shape[d] == 0:
+        if shape and shape[d] == 0:   # (a 0-dim tensor holds one element)
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _as_given(dim, dims):
+    """The reduced dims as the user wrote them (amax/amin's messages name -1 as -1)."""
+    if isinstance(dim, int):
+        return (dim,)
+    return tuple(dim) if dim is not None and len(dim) else dims
 
 
 def _check_not_complex(kernel: str, x: Tensor) -> None:
@@ -504,10 +612,16 @@ def _check_not_complex(kernel: str, x: Tensor) -> None:
 
 def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     """``torch.amax``: the maximum over ``dim`` (all dims by default); ties share the grad."""
+    if _FAST and out is None and type(input) is Tensor:
+        d = input._data
+        dims = _fast_dims(d, dim) if type(dim) is int else False
+        if dims and d.shape[dims[0]]:   # one nonempty dim of a float tensor
+            r = np.maximum.reduce(d, dims, None, None, keepdim)
+            return wrap_one(AMAX, input, (dims, keepdim), _fast_result(r))
     if out is not None:
         return with_out(amax, out, (input, dim, keepdim), dtype=_AMAX_OUT)
     dims = dims_arg(dim, input._data.ndim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty("amax", input, _as_given(dim, dims))
     return apply(AMAX, (input,), (dims, keepdim))
 
 
@@ -516,7 +630,7 @@ def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     if out is not None:
         return with_out(amin, out, (input, dim, keepdim), dtype=_AMAX_OUT)
     dims = dims_arg(dim, input._data.ndim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty("amin", input, _as_given(dim, dims))
     return apply(AMIN, (input,), (dims, keepdim))
 
 
@@ -561,7 +675,24 @@ MAX_DIM = Op("max_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out
              node="MaxBackward0")
 MIN_DIM = Op("min_dim", _select_fwd, _select_vjp, _select_jvp, n_out=2, diff_out=(0,),
              node="MinBackward0")
-MAX_DIM.node.params_saved = MIN_DIM.node.params_saved = True   # the indices, saved by PyTorch
+
+
+def save_indices(op: Op, names: tuple) -> Op:
+    """Save output 1 (the indices of a selecting op) as PyTorch saves it: changing it in place
+    fails the backward with the version error instead of feeding it wrong positions. The formula
+    keeps reading the indices from the params (the same array); ``names`` are the node's
+    ``_saved_*`` names (saved inputs, ``indices``, then the params)."""
+    op.node.params_saved = True   # released after it ran, as PyTorch frees the saved indices
+    op.save_out = op.saved_outs = (1,)
+    op.names = names
+    n = len(op.saves)
+    vjp = op.vjp
+    op.vjp = lambda ns, g, need, *a: vjp(ns, g, need, *a[:n], *a[n + 1:])
+    return op
+
+
+for _op in (MAX_DIM, MIN_DIM):
+    save_indices(_op, ("indices", "dim", "keepdim", None, "self_sym_sizes"))
 
 
 def _minmax(name, input, dim, keepdim, other, all_op, dim_op, argf, binary_name):
@@ -614,7 +745,8 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
 def _arg(name, argf, input, dim, keepdim):
     if input._data.dtype == np.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
-    _check_not_complex(name, input)
+    if input.is_complex():
+        raise RuntimeError(f"{name}(): does not support complex input")
     x = input._data
     if dim is None:
         _check_nonempty(name, input, None, index_error=True)
@@ -872,7 +1004,9 @@ def _norm_vjp(ns, g, need, x, out, dims, keepdim, p):
     if p == 1:
         return (sgn * ge,)
     if p in (_INF, -_INF):
-        w = ns.data_fn(lambda a, o: _tie_weights(np.abs(a), o, dims, keepdim, False), x, out)
+        # (|x| in the result's precision: a complex32 input's float16, as PyTorch's kernel)
+        w = ns.data_fn(lambda a, o: _tie_weights(np.abs(a).astype(o.dtype, copy=False), o, dims,
+                                                 keepdim, False), x, out)
         return (sgn * (ge * w),)
     ne = expand_reduced(ns, out, x.shape, dims, keepdim)
     n0 = ns.data_fn(np.equal, ne, 0)
@@ -1014,6 +1148,9 @@ def _cumprod_vjp(ns, g, need, x, dim, npd):
     # j != z} x_j; after it: 0 (every product then holds x_z = 0 and another factor is gone).
     if x.ndim == 0 or not (x.numel() if isinstance(x, Tensor) else x.size):
         return (g,)   # (x is a tensor when the VJP is itself differentiated)
+    if ns is NP and type(g) is np.ndarray and g.dtype in HALF_NP and g.dtype == x.dtype:
+        # PyTorch's formula op by op, each op rounded to the half type (_opmath)
+        return (g if x.shape[dim] == 1 else _OM.cumprod_bwd_half(g, x, dim),)
     before = ns.data_fn(lambda a: _zero_masks(a, dim)[0], x)
     at = ns.data_fn(lambda a: _zero_masks(a, dim)[1], x)
     c1 = ns.cumprod_dim(ns.where(at, 1, x), dim)
@@ -1021,6 +1158,47 @@ def _cumprod_vjp(ns, g, need, x, dim, npd):
     a = _rev_cumsum(ns, ns.where(before, gc, 0), dim) / ns.conj(ns.where(before, x, 1))
     b = ns.sum_dims(ns.where(before, 0, gc), (dim,), True)
     return (ns.where(before, a, 0) + ns.where(at, b, 0),)
+
+
+def _cumprod_vjp_result(ns, g, need, x, r, dim, npd):
+    """cumprod's VJP as PyTorch's cumprod_backward: ``grad`` itself for at most one element
+    along ``dim``; where the input has no zero, ``reversed_cumsum(grad * conj(result)) /
+    conj(input)``, reading the saved result (so a double backward reaches the result too); with
+    zeros, the zero-safe formula (which, like PyTorch's, does not read it)."""
+    xa = x._data if isinstance(x, Tensor) else x
+    if xa.size <= 1 or xa.shape[dim] == 1:
+        return (g,)
+    if ns is NP and type(g) is np.ndarray and g.dtype in HALF_NP:
+        return _cumprod_vjp(ns, g, need, x, dim, npd)   # (PyTorch's half arithmetic, op by op)
+    if type(xa) is np.ndarray and not (xa == 0).any():
+        # (cumsum's VJP is the reversed cumsum, in float32 for half types as PyTorch's)
+        return (_cumsum_vjp(ns, g * ns.conj(r), need, dim, None)[0] / ns.conj(x),)
+    if ns is not NP and isinstance(x, Tensor):
+        return (_cumprod_vjp_twice(g, x, dim),)
+    return _cumprod_vjp(ns, g, need, x, dim, npd)
+
+
+def _cumprod_vjp_twice(g: Tensor, x: Tensor, dim: int) -> Tensor:
+    """PyTorch's O(n^2) cumprod_backward for a recorded (create_graph) backward with zeros in
+    the input: ``grad_k = sum_{m >= k} g_m conj(prod_{j <= m, j != k} x_j)`` from products of
+    slices, copied into a zero tensor slice by slice (CopySlices, as there), so that its
+    derivative is the second derivative of cumprod (the masked O(n) formula drops the terms that
+    are zero only through x_z = 0, and their derivatives)."""
+    from .joining import cat
+    n = x.shape[dim]
+    shape = list(x.shape)
+    shape[dim] = 1
+    ones = _make(np.ones(shape, x._data.dtype), Version(), False, None)
+    out = _make(np.zeros(x.shape, g._data.dtype), Version(), False, None)
+    for k in range(n):
+        before = x.narrow(dim, 0, k).prod(dim, keepdim=True) if k else ones
+        if k == n - 1:
+            omitted = before
+        else:
+            after = x.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+            omitted = cat([before, before * after], dim)
+        out.select(dim, k).copy_((g.narrow(dim, k, n - k) * omitted.conj()).sum(dim))
+    return out
 
 
 def _cumprod_jvp(ns, tangents, primals, outs, dim, npd):
@@ -1035,7 +1213,7 @@ def _cumprod_jvp(ns, tangents, primals, outs, dim, npd):
     return ns.where(before, a, tz * c1)
 
 
-CUMPROD = Op("cumprod", _cumprod_fwd, _result_unread(_cumprod_vjp), _cumprod_jvp, saves=(0,),
+CUMPROD = Op("cumprod", _cumprod_fwd, _cumprod_vjp_result, _cumprod_jvp, saves=(0,),
              save_out=True)
 ns_fn("cumprod_dim", lambda x, dim: np.cumprod(x, axis=dim),
       lambda x, dim: apply(CUMPROD, (x,), (dim, x._data.dtype)))

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ._dispatch import _type_name, inplace
+from ._dispatch import _type_name, autograd_refusals, inplace
 from ._registry import Op, apply, method, ns_fn
 from .indexing import _full_key, _scatter_checks
 
@@ -198,6 +198,7 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
 
 
 def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    autograd_refusals(self, (source,), MASKED_SCATTER)  # autograd first, as PyTorch
     try:
         np.broadcast_to(mask._data, self._data.shape)
     except ValueError:
@@ -261,6 +262,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
 
 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    autograd_refusals(self, (source,), PUT)  # autograd first, as PyTorch
     idx = _put_idx(self, index, source)
     return inplace(PUT, self, (source.reshape(-1),), (idx, bool(accumulate)), overlap=2)
 
@@ -416,6 +418,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
+    autograd_refusals(self, (src,), SCATTER_REDUCE)  # autograd first, as PyTorch
     d, idx = _sr_prepare(self, dim, index, src, reduce, "scatter_reduce_")
     reduce = _LEGACY.get(reduce, reduce)
     return inplace(SCATTER_REDUCE, self, (src,), (d, idx, reduce, bool(include_self)),
@@ -479,6 +482,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                   include_self: bool = True) -> Tensor:
+    autograd_refusals(self, (source,), INDEX_REDUCE)  # autograd first, as PyTorch
     d, idx = _ir_prepare(self, dim, index, source, reduce)
     return inplace(INDEX_REDUCE, self, (source,), (d, idx, reduce, bool(include_self)),
                    overlap=2)

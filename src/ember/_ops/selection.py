@@ -28,6 +28,7 @@ from .reduction import (
     _reduce_jvp,
     _structseq,
     return_types,
+    save_indices,
 )
 
 __all__ = [
@@ -82,8 +83,15 @@ def _sel_jvp(ns, tangents, primals, outs, dim, idx, in_shape):
 
 def _sel_op(name, node=None) -> Op:
     op = Op(name, _sel_fwd, _sel_vjp, _sel_jvp, n_out=2, diff_out=(0,), node=node)
-    op.node.params_saved = True   # the indices, which PyTorch saves (and frees) as a tensor
-    return op
+    return save_indices(op, ("indices", "dim", None, "self_sym_sizes"))
+
+
+def _cum_ext_vjp(ns, g, need, x, ind, *p):
+    # PyTorch's cummaxmin_backward hands back the saved input itself when it is empty (with
+    # create_graph the gradient is that tensor, requiring grad as it does)
+    if (x.numel() if isinstance(x, Tensor) else x.size) == 0:
+        return (x,)
+    return _sel_vjp(ns, g, need, *p)
 
 
 SORT = _sel_op("sort", "SortBackward0")
@@ -94,7 +102,8 @@ CUMMIN = _sel_op("cummin")
 for _op in (CUMMAX, CUMMIN):
     # PyTorch's cummax/cummin save self too (so changing it in place fails their backward)
     _op.saves = (0,)
-    _op.vjp = lambda ns, g, need, x, *p: _sel_vjp(ns, g, need, *p)
+    _op.vjp = _cum_ext_vjp
+    _op.names = ("self", "indices", "dim", None, None)
 
 
 def _red_fwd(x, dim, keepdim, idx, in_shape):
@@ -121,8 +130,7 @@ def _red_jvp(ns, tangents, primals, outs, dim, keepdim, idx, in_shape):
 
 def _red_op(name, node=None) -> Op:
     op = Op(name, _red_fwd, _red_vjp, _red_jvp, n_out=2, diff_out=(0,), node=node)
-    op.node.params_saved = True   # the indices, which PyTorch saves (and frees) as a tensor
-    return op
+    return save_indices(op, ("indices", "dim", "keepdim", None, "self_sym_sizes"))
 
 
 KTHVALUE = _red_op("kthvalue")
@@ -138,8 +146,16 @@ def _run(op, input: Tensor, params: tuple, rt):
 
 # ---- sort / argsort / msort / topk ---------------------------------------------------------
 
-def _check_sortable(x: Tensor) -> None:
-    if x._data.dtype.kind == "c":
+def _check_sortable(x: Tensor, kernel: str = "") -> None:
+    """PyTorch's refusal of complex inputs: sort's (and topk's) sentence, or the kernel's
+    missing dtype for the other selections."""
+    if x.is_complex():
+        if kernel == "topk":
+            raise RuntimeError(" topk does not support complex dtypes on CPU")
+        if kernel:
+            from ._dispatch import _type_name
+            raise NotImplementedError(
+                f"\"{kernel}\" not implemented for '{_type_name(x.dtype)}'")
         raise RuntimeError(" Sort does not support complex dtypes on CPU")
 
 
@@ -247,7 +263,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     k = int(k)
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
-    _check_sortable(input)
+    _check_sortable(input, "topk")
     if x.dtype == np.bool_:
         raise RuntimeError("topk does not support bool dtypes on CPU")
     idx = _sort_idx(x, d, bool(largest))
@@ -319,7 +335,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     elif x.ndim == 0 and k != 1:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
-    _check_sortable(input)
+    _check_sortable(input, "kthvalue_cpu")
     _no_bool("kthvalue_cpu", input)
     return _reduced("kthvalue", KTHVALUE, return_types.kthvalue, input, dim, keepdim,
                     lambda a, d: _kth_ties(a, d, k, _pick(_sort_idx(a, d, False), d, k - 1)))
@@ -380,7 +396,7 @@ def median(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     ``(values, indices)`` pair."""
     if out is not None:
         return with_out(median, out, (input, dim, keepdim), dtype=_MEDIAN_OUT)
-    _check_sortable(input)
+    _check_sortable(input, "median_cpu")
     _no_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
         return apply(MEDIAN, (input,), (None, False))
@@ -392,7 +408,7 @@ def nanmedian(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
     """``torch.nanmedian``: the lower median of the non-NaN elements."""
     if out is not None:
         return with_out(nanmedian, out, (input, dim, keepdim), dtype=_MEDIAN_OUT)
-    _check_sortable(input)
+    _check_sortable(input, "median_cpu")
     _no_bool("median_cpu" if dim is None else "median_out", input)
     if dim is None:
         return apply(NANMEDIAN, (input,), (None, False))
@@ -417,7 +433,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out=None):
     if out is not None:
         return with_out(mode, out, (input, dim, keepdim), dtype=_MODE_OUT,
                         reduced_dim=None if keepdim else dim)
-    _check_sortable(input)
+    _check_sortable(input, "mode_cpu")
     return _reduced("mode", MODE, return_types.mode, input, dim, keepdim, _mode_pick)
 
 
@@ -506,8 +522,9 @@ def _rev_lcse(ns, x, dim):
 
 
 def _lcse_vjp(ns, g, need, x, out, dim):
-    # PyTorch's logcumsumexp_backward: positive and negative parts of g in log space
-    if x.ndim == 0:
+    # PyTorch's logcumsumexp_backward: positive and negative parts of g in log space; a 0-dim
+    # or empty g is handed back as it is (with create_graph: no history added)
+    if x.ndim == 0 or not (g.numel() if isinstance(g, Tensor) else g.size):
         return (g,)
     if g.is_complex() if isinstance(g, Tensor) else g.dtype.kind == "c":
         # no sign split needed: the complex logarithm takes any grad

@@ -16,6 +16,7 @@ import scipy.special as _sc
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE
+from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, inplace, to_operand, unary
 from ._out import FOUND, with_out
 from ._registry import NP, Op, method, ns_fn
@@ -154,9 +155,28 @@ FRAC, frac = _unary("frac", lambda x: x - np.trunc(x), lambda ns, g, need: (g,),
 
 # ---- error functions ----------------------------------------------------------------------
 
-ERF, erf = _unary("erf", _sp(_sc.erf),
-                  lambda ns, g, need, x: (2.0 / _SQRT_PI * ns.exp(-(x * x)) * g,),
-                  check=_real_only("erf_vml_cpu"))
+_erf_sp = _sp(_sc.erf)
+
+
+def _erf_fwd(x):
+    if type(x) is np.ndarray and x.dtype in HALF_NP:
+        # PyTorch's vectorised float32 erf (Abramowitz-Stegun with SLEEF's exp), rounded once
+        return _OM.erf(x.astype(np.float32)).astype(x.dtype)
+    return _erf_sp(x)
+
+
+def _erf_vjp(ns, g, need, x):
+    if ns is NP and type(x) is np.ndarray and x.dtype in HALF_NP and type(g) is np.ndarray \
+            and g.dtype == x.dtype:
+        # PyTorch's formula op by op in the half type; the constant is a float32 scalar
+        h = x.dtype
+        e = _OM.expf(-(x * x).astype(np.float32)).astype(h)
+        s = (np.float32(2.0 / _SQRT_PI) * e.astype(np.float32)).astype(h)
+        return ((s.astype(np.float32) * g.astype(np.float32)).astype(h),)
+    return (2.0 / _SQRT_PI * ns.exp(-(x * x)) * g,)
+
+
+ERF, erf = _unary("erf", _erf_fwd, _erf_vjp, check=_real_only("erf_vml_cpu"))
 ERFC, erfc = _unary("erfc", _sp(_sc.erfc),
                     lambda ns, g, need, x: (-2.0 / _SQRT_PI * ns.exp(-(x * x)) * g,),
                     check=_real_only("erfc_vml_cpu"))

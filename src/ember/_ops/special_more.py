@@ -568,6 +568,8 @@ def isreal(input: Tensor) -> Tensor:
     d = input._data
     if d.dtype.kind == "c":
         return _nodiff(d.imag == 0)
+    if d.dtype.names is not None:   # complex32 pairs (ember._chalf)
+        return _nodiff(d["imag"] == 0)
     return _nodiff(np.ones(d.shape, dtype=np.bool_))
 
 

@@ -41,14 +41,12 @@ _CPP_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8":
 def _window_dtype(fname: str, n: int, dtype, requires_grad: bool):
     """window_function_checks: a floating dtype and a non-negative length."""
     dt = dtype if dtype is not None else D.get_default_dtype()
-    if dt.is_complex:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_type_name(dt)}'")
-    if not dt.is_floating_point:
-        rg = "true" if requires_grad else "false (default)"
+    if not (dt.is_floating_point or dt.is_complex):
+        # (PyTorch checks the options before requires_grad is set on them)
         raise RuntimeError(
             f"{fname} expects floating point dtypes, got: TensorOptions(dtype="
             f"{_CPP_NAMES.get(dt.name, dt.name)}, device=cpu, layout=Strided (default), "
-            f"requires_grad={rg}, pinned_memory=false, memory_format=(nullopt))")
+            "requires_grad=false (default), pinned_memory=false, memory_format=(nullopt))")
     if n < 0:
         raise RuntimeError(f"{fname} requires non-negative window_length, got window_length={n}")
     return dt
@@ -79,9 +77,20 @@ class _Prec:
         return self.r(np.cos(a.astype(self.op)))
 
 
-def _short_window(n: int, dt, device, requires_grad):
-    """Lengths 0 and 1: an empty tensor and [1]."""
-    return _new_tensor(np.ones(n, dt.np), device, requires_grad)
+def _window_start(fname: str, n: int, periodic: bool, dtype, layout, pin_memory, device,
+                  requires_grad: bool):
+    """The prologue every window function shares, each check once: ``layout`` and
+    ``pin_memory`` as PyTorch's CPU build takes them, ``window_function_checks`` (a floating
+    dtype, a non-negative length). Returns (dtype, the length to compute: one more for a
+    periodic window, whose last point is dropped, and the window itself when the length is
+    0 or 1: empty, or [1])."""
+    check_factory_options(layout, pin_memory)
+    dt = _window_dtype(fname, n, dtype, requires_grad)
+    if n <= 1:
+        return dt, n, _new_tensor(np.ones(n, dt.np), device, requires_grad)
+    if dt.is_complex:   # (the checks allow it; the arange the window is built from does not)
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_type_name(dt)}'")
+    return dt, n + 1 if periodic else n, None
 
 
 def _finish(w, periodic: bool, dt, device, requires_grad) -> Tensor:
@@ -93,17 +102,14 @@ def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.5
                    pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``torch.hamming_window``: alpha - beta * cos(2 pi n / (N - 1)); periodic windows are
     the first N of a window one longer."""
-    check_factory_options(layout, pin_memory)
-    return _hamming("hamming_window", window_length, periodic, alpha, beta, dtype, device,
-                    requires_grad)
+    dt, n, short = _window_start("hamming_window", window_length, periodic, dtype, layout,
+                                 pin_memory, device, requires_grad)
+    if short is not None:
+        return short
+    return _hamming(n, periodic, alpha, beta, dt, device, requires_grad)
 
 
-def _hamming(fname, n, periodic, alpha, beta, dtype, device, requires_grad):
-    dt = _window_dtype(fname, n, dtype, requires_grad)
-    if n <= 1:
-        return _short_window(n, dt, device, requires_grad)
-    if periodic:
-        n += 1
+def _hamming(n, periodic, alpha, beta, dt, device, requires_grad):
     p = _Prec(dt)
     w = p.mul(np.arange(n, dtype=p.np), math.pi * 2.0 / (n - 1))
     w = p.add(p.mul(p.cos(w), -beta), alpha)
@@ -113,23 +119,21 @@ def _hamming(fname, n, periodic, alpha, beta, dtype, device, requires_grad):
 def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                 device=None, pin_memory: bool = False, requires_grad: bool = False) -> Tensor:
     """``torch.hann_window``: the Hamming window with alpha = beta = 0.5."""
-    check_factory_options(layout, pin_memory)
-    _window_dtype("hann_window", window_length, dtype, requires_grad)
-    return _hamming("hamming_window", window_length, periodic, 0.5, 0.5, dtype, device,
-                    requires_grad)
+    dt, n, short = _window_start("hann_window", window_length, periodic, dtype, layout,
+                                 pin_memory, device, requires_grad)
+    if short is not None:
+        return short
+    return _hamming(n, periodic, 0.5, 0.5, dt, device, requires_grad)
 
 
 def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None,
                     device=None, pin_memory: bool = False, requires_grad: bool = False
                     ) -> Tensor:
     """``torch.bartlett_window``: the triangular window 1 - |2n / (N - 1) - 1|."""
-    check_factory_options(layout, pin_memory)
-    n = window_length
-    dt = _window_dtype("bartlett_window", n, dtype, requires_grad)
-    if n <= 1:
-        return _short_window(n, dt, device, requires_grad)
-    if periodic:
-        n += 1
+    dt, n, short = _window_start("bartlett_window", window_length, periodic, dtype, layout,
+                                 pin_memory, device, requires_grad)
+    if short is not None:
+        return short
     p = _Prec(dt)
     w = p.mul(np.arange(n, dtype=p.np), 2.0 / (n - 1))
     half = ((n - 1) >> 1) + 1
@@ -141,13 +145,10 @@ def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, la
                     device=None, pin_memory: bool = False, requires_grad: bool = False
                     ) -> Tensor:
     """``torch.blackman_window``: 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
-    check_factory_options(layout, pin_memory)
-    n = window_length
-    dt = _window_dtype("blackman_window", n, dtype, requires_grad)
-    if n <= 1:
-        return _short_window(n, dt, device, requires_grad)
-    if periodic:
-        n += 1
+    dt, n, short = _window_start("blackman_window", window_length, periodic, dtype, layout,
+                                 pin_memory, device, requires_grad)
+    if short is not None:
+        return short
     p = _Prec(dt)
     w = p.mul(np.arange(n, dtype=p.np), math.pi / (n - 1))
     a = p.mul(p.cos(p.mul(w, 4)), 0.08)
@@ -160,13 +161,10 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
                   dtype=None, layout=None, device=None, pin_memory: bool = False,
                   requires_grad: bool = False) -> Tensor:
     """``torch.kaiser_window``: I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta)."""
-    check_factory_options(layout, pin_memory)
-    n = window_length
-    dt = _window_dtype("kaiser_window", n, dtype, requires_grad)
-    if n <= 1:
-        return _short_window(n, dt, device, requires_grad)
-    if periodic:
-        n += 1
+    dt, n, short = _window_start("kaiser_window", window_length, periodic, dtype, layout,
+                                 pin_memory, device, requires_grad)
+    if short is not None:
+        return short
     p = _Prec(dt)
     a = np.arange(n, dtype=p.np).astype(np.float64)
     alpha = (n - 1) / 2.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import operator
 from math import prod as _prod
 from weakref import WeakSet
 
@@ -25,7 +26,7 @@ from .._tensor import (
 )
 from ..autograd.graph import Node
 from ._dispatch import SELF_OVERLAP, apply
-from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn
+from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn, wrap_view
 
 __all__ = [
     "adjoint",
@@ -96,6 +97,10 @@ def _infer_shape(shape, numel: int) -> tuple:
     return tuple(shape)
 
 
+# the profiler turns the fast paths below off while it records (they skip Op.fwd)
+_FAST = True
+
+
 def _fmt(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
@@ -153,9 +158,20 @@ def _reshape_strided(self: Tensor, shape) -> Tensor:
     try:
         v.shape = shape
     except AttributeError:
-        from .copy import CONTIG
-        return apply(RESHAPE_COPY, (apply(CONTIG, (self,), (False,)),), (d.shape, shape))
+        contig = _CONTIG_OP or _contig_op()
+        return apply(RESHAPE_COPY, (apply(contig, (self,), (False,)),), (d.shape, shape))
     return apply(RESHAPE_ALIAS, (self,), (d.shape, shape))
+
+
+_CONTIG_OP = None
+
+
+def _contig_op() -> Op:
+    """copy.CONTIG, imported once (an import statement per reshape cost a fifth of it)."""
+    global _CONTIG_OP
+    from .copy import CONTIG
+    _CONTIG_OP = CONTIG
+    return CONTIG
 
 
 def reshape(self: Tensor, *shape) -> Tensor:
@@ -171,6 +187,8 @@ def reshape(self: Tensor, *shape) -> Tensor:
         v.shape = shape
     except AttributeError:
         return apply(RESHAPE_COPY, (self,), (d.shape, shape))
+    if _FAST and type(self) is Tensor and type(d) is np.ndarray:   # (the view made above)
+        return wrap_view(VIEW, self, (d.shape, shape), v)
     return apply(VIEW, (self,), (d.shape, shape))
 
 
@@ -414,6 +432,16 @@ _Dummy = np.lib._stride_tricks_impl.DummyArray
 def _strided_ro(x: np.ndarray, shape, strides) -> np.ndarray:
     """``as_strided(x, shape, strides, writeable=False)`` for a plain ndarray without a
     structured dtype, without its Python-level generality (a third of a small expand's cost)."""
+    if x.flags.c_contiguous and x.dtype.kind != "V":
+        # over a row-major array's own buffer: the ndarray constructor is ten times cheaper
+        # than going through an array interface
+        try:
+            a = np.ndarray(shape, x.dtype, x, 0, strides)
+        except (TypeError, ValueError, BufferError):   # a dtype the buffer protocol cannot spell
+            pass
+        else:
+            a.setflags(write=False)
+            return a
     i = x.__array_interface__
     i["shape"] = tuple(shape)
     i["strides"] = strides
@@ -428,11 +456,52 @@ EXPAND = Op("expand", _expand_np,
             lambda ns, g, need, shape: (g,), linear=True, is_view=True)
 
 
+def _expand_fast(d: np.ndarray, sizes):
+    """``_expand_np`` of row-major ``d`` to valid, nonempty ``sizes`` with the checks and
+    PyTorch's strides (``_expand_strides``) in one pass; None where ``expand`` must check or
+    raise (a mismatch, a negative size, an empty result)."""
+    shape = d.shape
+    nd = len(sizes)
+    lead = nd - len(shape)
+    if lead < 0:
+        return None
+    st = d.strides
+    out = list(sizes)
+    strides = [0] * nd
+    n = 1
+    for i in range(nd - 1, -1, -1):
+        want = sizes[i]
+        j = i - lead
+        if j >= 0:
+            s = shape[j]
+            if want == s or want == -1:
+                out[i] = s
+                strides[i] = st[j]
+            elif s != 1 or want < 0:
+                return None
+        elif want < 0:
+            return None
+        elif want == 1:
+            strides[i] = out[i + 1] * strides[i + 1] if i + 1 < nd else d.itemsize
+        n *= out[i]
+    if not n:
+        return None
+    if n == d.size:   # nothing repeated: a plain (writable) view, as _expand_np
+        return d.reshape(out)
+    return _strided_ro(d, tuple(out), tuple(strides))
+
+
 def expand(self: Tensor, *sizes) -> Tensor:
     """``Tensor.expand``: broadcast size-1 dims without copying (``-1`` keeps a dim)."""
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
+    d = self._data
+    if _FAST and type(self) is Tensor and type(d) is np.ndarray and d.flags.c_contiguous \
+            and d.dtype.kind != "V" and d.ndim:
+        r = _expand_fast(d, sizes)
+        if r is not None:
+            return wrap_view(EXPAND, self, (r.shape,), r)
     shape = self._data.shape
     if len(sizes) < len(shape):
         raise RuntimeError(
@@ -565,6 +634,16 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return slice_dim(input, d, start, start + length)
 
 
+def slice_is_noop(k: slice, size: int) -> bool:
+    """Whether PyTorch's indexing skips slice ``k`` on a dim of ``size``: it compares the slice
+    as written, before wrapping (start 0, step 1, stop at or past the end), so ``-n:`` taking
+    everything still records, and so does ``:-1`` on an empty dim (which takes everything).
+    ``k`` has been checked by ``k.indices``."""
+    return (k.start is None or operator.index(k.start) == 0) \
+        and (k.step is None or operator.index(k.step) == 1) \
+        and (k.stop is None or operator.index(k.stop) >= size)
+
+
 def getitem_basic(self: Tensor, key: tuple, lone_slice: bool = False) -> Tensor:
     """Basic indexing (ints, slices, None, Ellipsis) as a chain of select/slice/unsqueeze views,
     like PyTorch's: a slice taking a whole dim is skipped (an index doing nothing makes an
@@ -589,9 +668,7 @@ def getitem_basic(self: Tensor, key: tuple, lone_slice: bool = False) -> Tensor:
             start, stop, step = k.indices(size)
             if k.step is not None and k.step <= 0:
                 raise ValueError("step must be greater than zero")
-            # (PyTorch skips a slice written to start at 0 with step 1 that reaches the end;
-            # ``-n:`` taking everything still records)
-            if lone_slice or (start, stop, step) != (0, size, 1) or k.start not in (None, 0):
+            if lone_slice or not slice_is_noop(k, size):
                 out = slice_dim(out, dim, start, stop, step)
             dim += 1
         else:
@@ -952,6 +1029,9 @@ def imag(input: Tensor) -> Tensor:
 
 
 def _complex_of_pairs(x):
+    if x.dtype == np.float16:   # complex32 (ember._chalf)
+        from .._chalf import from_pairs
+        return from_pairs(x)
     return np.ascontiguousarray(x).view(np.complex128 if x.dtype == np.float64
                                         else np.complex64)[..., 0]
 
@@ -1064,13 +1144,15 @@ ns_fn("put_flat", _put_flat_np, lambda g, idx, v: apply(PUT_FLAT, (g, v), (idx,)
 
 def _pairs(a: np.ndarray) -> np.ndarray:
     """A complex array's memory as (..., 2) real pairs, for any strides."""
-    r = a.real
+    r = a.real if a.dtype.kind == "c" else a["real"]   # (complex32's pairs: ember._chalf)
     return np.lib.stride_tricks.as_strided(r, a.shape + (2,), a.strides + (r.itemsize,))
 
 
 def view_geometry(base: np.ndarray, view: np.ndarray) -> tuple:
     """(positions, mode) of ``view`` inside ``base``."""
-    bc, vc = base.dtype.kind == "c", view.dtype.kind == "c"
+    # (complex32's pairs: a structured dtype, ember._chalf)
+    bc = base.dtype.kind == "c" or base.dtype.names is not None
+    vc = view.dtype.kind == "c" or view.dtype.names is not None
     if bc == vc:
         return view_index(base, view), 0
     if bc:

@@ -95,7 +95,10 @@ def unpack_saved(node, graph: bool) -> list:
             if vc.v != ver:
                 raise saved_version_error(node)
             if graph:
-                t = _make(data, vc, True, node, k)
+                # (a saved output autograd does not track, a selecting op's indices, is a
+                # plain tensor)
+                t = _make(data, vc, True, node, k) if k in node.op.diff_out else \
+                    _make(data, vc, False, None)
                 if len(e) == 5 and STATE.fw_level >= 0:
                     t._fw = e[4]
                 out.append(t)
@@ -140,7 +143,13 @@ def call_node(node, grads, graph: bool | None = None):
     if not graph:
         grads = [_raw(g) for g in grads]
     g = grads[0] if node.n_out == 1 else tuple(grads)
-    res = op.vjp(ns, g, need, *vals, *node._params)
+    try:
+        res = op.vjp(ns, g, need, *vals, *node._params)
+    except TypeError as ex:   # NumPy refused complex32 pairs (or a real type error)
+        if graph:
+            raise
+        from .._chalf import vjp
+        res = vjp(ex, op, g, need, vals, node._params)
     return res if isinstance(res, tuple) else (res,)
 
 
@@ -189,6 +198,9 @@ def _fix(g, e, graph: bool, node=None):
                 g = g.real          # a real input's gradient is the real part, as in PyTorch
             g = g.to(_FROM_NP[dt])
         return g
+    if g.dtype.names is not None or dt.names is not None:   # complex32 pairs (ember._chalf)
+        from .._chalf import fix_grad
+        return fix_grad(g, shape, dt)
     if g.shape != shape:
         g = _sum_to(g, shape)
     if g.dtype != dt:
@@ -210,9 +222,10 @@ def _sum_to(g, shape):
         # summed straight into an array of the input's shape (a reshape afterwards would make
         # a view, which a leaf's accumulator could not adopt as its .grad); a C-ordered array
         # reshapes to the kept sizes as a view of itself
-        out = np.empty_like(g, shape=shape, order="C")
-        g.sum(axis=axes, out=out.reshape(tuple(n for i, n in enumerate(g.shape)
-                                               if i not in axes)))
+        out = np.empty(shape, g.dtype)
+        # (the ufunc's reduce directly: ndarray.sum's Python wrapper cost as much again)
+        np.add.reduce(g, axes, None, out.reshape(tuple(n for i, n in enumerate(g.shape)
+                                                       if i not in axes)))
         return out
     g = g.sum(axis=axes, keepdims=True)
     if lead:
@@ -247,7 +260,10 @@ def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
             cd = cur._data
             if cd.shape != g.shape:
                 g = np.broadcast_to(g, cd.shape)
-            np.add(cd, g, out=cd, casting="unsafe")
+            try:
+                np.add(cd, g, out=cd, casting="unsafe")
+            except TypeError:   # complex32 pairs, which NumPy cannot add (ember._chalf)
+                cd[...] = _chalf_add(cd, g)
             cur._vc.v += 1
 
 
@@ -466,7 +482,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
         buf = buffers.get(n)
         if buf is None:
             buf = buffers[n] = [None] * n.n_out
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
+        try:
+            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        except TypeError:   # complex32 pairs, which NumPy cannot add (ember._chalf)
+            buf[nr] = _chalf_add(buf[nr], g)
     # the ready queue holds (-sequence_nr, node), pushed in PyTorch's order: heapq sifts as its
     # binary heap does, so equal priorities (accumulators) come out in the same order
     if len(roots) == 1:
@@ -537,9 +556,13 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                         h = node._h
                         if h is not None:
                             grads = _run_tensor_hooks(node, grads, graph, False)
+                        seen = []   # a tensor named twice in inputs retains its grad once
                         for nr, i in tg:
-                            if grads[nr] is not None and not inputs[i][2].retains_grad:
-                                accumulate_into(inputs[i][2], grads[nr], graph)
+                            t = inputs[i][2]
+                            if grads[nr] is not None and not t.retains_grad and not any(
+                                    t is u for u in seen):
+                                seen.append(t)
+                                accumulate_into(t, grads[nr], graph)
                         if h is not None and h.pre:
                             grads = _run_pre_hooks(node, grads, graph)
             if is_leaf:
@@ -624,12 +647,18 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                     else:
                         try:
                             out = op.vjp(ns0, g, need, *vals, *node._params)
-                        except Exception:
+                        except Exception as ex:
                             if not batched:
-                                raise
-                            # batched: a formula that reads plain values runs once per example
-                            from .._batched import vjp_per_example
-                            out = vjp_per_example(op, g, need, vals, node._params)
+                                if not isinstance(ex, TypeError) or ns0 is not NS[0]:
+                                    raise
+                                # NumPy refused complex32 pairs (or a real type error)
+                                from .._chalf import vjp as _chalf_vjp
+                                out = _chalf_vjp(ex, op, g, need, vals, node._params)
+                            else:
+                                # batched: a formula that reads plain values runs once per
+                                # example
+                                from .._batched import vjp_per_example
+                                out = vjp_per_example(op, g, need, vals, node._params)
                     if held and not keep_graph:
                         node._saved = None
                 if len(out) != len(nxt):
@@ -655,7 +684,10 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                                 continue
                             buf = buffers[m] = [None] * m.n_out
                         k = e[1]
-                        buf[k] = g if buf[k] is None else buf[k] + g
+                        try:
+                            buf[k] = g if buf[k] is None else buf[k] + g
+                        except TypeError:   # complex32 pairs, which NumPy cannot add (ember._chalf)
+                            buf[k] = _chalf_add(buf[k], g)
                     else:
                         d = deps[m] - 1
                         deps[m] = d
@@ -760,8 +792,16 @@ def _propagate(node, out, graph, deps, buffers, heap):
             if buf is None:
                 buf = buffers[m] = [None] * m.n_out
             k = e[1]
-            buf[k] = g if buf[k] is None else buf[k] + g
+            try:
+                buf[k] = g if buf[k] is None else buf[k] + g
+            except TypeError:   # complex32 pairs, which NumPy cannot add (ember._chalf)
+                buf[k] = _chalf_add(buf[k], g)
         d = deps[m] - 1
         deps[m] = d
         if d == 0:
             heapq.heappush(heap, (-m._seq, m))
+
+
+def _chalf_add(a, b):
+    from .._chalf import add
+    return add(a, b)

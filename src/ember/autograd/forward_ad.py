@@ -143,7 +143,9 @@ def zeros_like_layout(d):
     """Zeros with exactly ``d``'s strides (None for negative strides)."""
     import numpy as np
     if d.flags.c_contiguous or d.flags.f_contiguous:
-        return np.zeros_like(d, order="K")
+        z = np.zeros_like(d, order="K")
+        if z.strides == d.strides:   # (NumPy normalises the strides of size-1 dims)
+            return z
     if any(s < 0 for s in d.strides):
         return None
     extent = sum((n - 1) * s for n, s in zip(d.shape, d.strides)) // d.itemsize + 1 \
@@ -303,7 +305,11 @@ def apply_jvp(op, inputs, params, outs) -> None:
                 g = g.conj()
             r = g if r is None else r + g
     else:
-        r = op.jvp(EM, tangents, primals, plain_outs, *params)
+        try:
+            r = op.jvp(EM, tangents, primals, plain_outs, *params)
+        except NotImplementedError as ex:   # a step without a complex32 kernel in ember
+            from .._chalf import jvp_upcast
+            r = jvp_upcast(ex, op, tangents, primals, plain_outs, params)
     rs = (r,) if op.n_out == 1 else r
     # an output's tangent gets memory of its own: a JVP may hand back an input's tangent (x + 1)
     # or a view of it, and an in-place op on the output later writes into its tangent

@@ -217,11 +217,16 @@ def saved_version_error(node) -> RuntimeError:
         name = names[i] if i < len(names) and isinstance(names[i], str) else ""
         if len(e) == 2:
             if e[0]._vc.v != e[1]:
-                bad.append((0, name, i, e[0], e[1], e[0].grad_fn))
+                bad.append((0, name, i, e[0], e[1], None))
         elif e[1].v != e[2]:
-            bad.append((1, name, i, _make(e[0], e[1], True, node, e[3]), e[2], node))
-    _, _, _, t, ver, fn = min(bad, key=lambda b: b[:3])
-    return version_error(t, ver, fn)
+            if node.op is None or e[3] in node.op.diff_out:
+                bad.append((1, name, i, _make(e[0], e[1], True, node, e[3]), e[2], node))
+            else:   # an output autograd does not track (indices): no "output k of" part
+                bad.append((1, name, i, _make(e[0], e[1], False, None), e[2], None))
+    kind, _, _, t, ver, fn = min(bad, key=lambda b: b[:3])
+    # only the tensor met first is asked for its grad_fn: asking another (a multi-output view
+    # whose base changed) could raise instead
+    return version_error(t, ver, t.grad_fn if kind == 0 else fn)
 
 
 def increment_version(tensor) -> None:

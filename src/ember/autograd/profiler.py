@@ -706,6 +706,10 @@ def _install():
     _patch(autograd, "_root_grads", _make_root_grads)
     _patch(function, "_apply", _make_fn_apply)
     _patch(forward_ad, "apply_jvp", make_jvp)
+    from .._ops import activation, indexing, joining, reduction, views
+    for mod in (activation, indexing, joining, reduction, views):
+        _PATCHES.append((mod, "_FAST", True))   # their fast paths skip Op.fwd
+        mod._FAST = False
     for name in (*_FACTORIES, *_FACTORIES_VAR):
         if callable(getattr(ember, name, None)):
             _patch(ember, name, lambda f, n=name: _wrap_factory(n, f))

@@ -70,6 +70,9 @@ def on_record(node, st) -> None:
                 new[i] = pack_with(pack, unpack, e[0])
             elif type(e) is tuple:
                 data, vc, ver, k = e[:4]
+                if k not in node.op.diff_out:   # indices: a plain tensor, as PyTorch's
+                    new[i] = pack_with(pack, unpack, _make(data, vc, False, None))
+                    continue
                 # the hook sees the output itself: requires_grad, with this node as grad_fn
                 new[i] = pack_with(pack, unpack, _make(data, vc, True, node, k), True, k)
         node._saved = new
