@@ -756,3 +756,26 @@ def test_mean_out_checks_before_forward_ad_refusal(name, dual):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")   # (the complex-to-real cast warns on both sides)
         same(f)
+
+
+def test_retain_grad_on_a_no_grad_view_changed_in_place_is_a_no_op():
+    # seed 6151: a view made under no_grad has no grad_fn; retain_grad sees a leaf (without
+    # regenerating the history, which would raise) and does nothing, as PyTorch's
+    def fn(M):
+        t0 = M.tensor([[[0.5]], [[1.2]], [[0.5]]], dtype=M.float64, requires_grad=True)
+        with M.no_grad():
+            t1, t2, t3 = t0.split([0, 2, 1], 0)
+            t2.add_(t2)
+            t2.retain_grad()
+        return t2.retains_grad, t2.requires_grad
+    same(fn)
+
+
+@pytest.mark.parametrize("ord", [-1, -2.5, float("inf"), float("-inf"), 0.5, 2])
+@pytest.mark.parametrize("shape,dim", [((0,), None), ((2, 0), 1), ((2, 0), 0), ((2, 0, 3), (-2,)),
+                                       ((2, 0, 3), (1, 2)), ((0, 3), 1)])
+def test_norm_without_identity_on_empty(ord, shape, dim):
+    # seed 28415: a negative or infinite norm over an empty tensor or empty reduced dim has no
+    # identity; PyTorch's message names the order and the dim as given
+    same(lambda M: M.linalg.vector_norm(M.zeros(shape, dtype=M.complex128), ord, dim))
+    same(lambda M: M.zeros(shape).norm(ord, dim))

@@ -302,12 +302,12 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Populate ``.grad`` for this non-leaf tensor during backward."""
-        if self._base is not None:
-            _refresh_view(self)   # a view changed in place retains its regenerated history's
-        if self._fn is None:
+        if self._fn is None:   # PyTorch's is_leaf here reads grad_fn without regenerating it
             if not self.requires_grad:   # (a view of a base requiring grad requires grad)
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
+        if self._base is not None:
+            _refresh_view(self)   # a view changed in place retains its regenerated history's
         if self.retains_grad:
             return
         self._extra().retains = True

@@ -29,7 +29,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     """``torch.linalg.vector_norm``: the ord-norm of the entries over ``dim`` (all by
     default)."""
     from ._registry import apply
-    from .reduction import NORM, dims_arg
+    from .reduction import NORM, check_empty_norm, dims_arg
     if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_name(x.dtype)}")
@@ -48,14 +48,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if isinstance(dim, (int, np.integer)):
         dim = (int(dim),)
     dims = dims_arg(dim, x._data.ndim)
-    if p < 0 or p == _INF:
-        shape = x._data.shape
-        red = range(len(shape)) if dims is None else dims
-        if x._data.size == 0 and any(shape[d] == 0 for d in red) or (
-                x._data.size == 0 and dims is None):
-            which = "negative norm" if p < 0 else "infinity norm"
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {which} on an empty "
-                               "tensor because the operation does not have an identity")
+    check_empty_norm(x, p, dim)
     if dims is None and x._data.ndim and not keepdim:
         return apply(NORM, (x,), (None, False, p))
     return apply(NORM, (x,), (dims, keepdim, p))

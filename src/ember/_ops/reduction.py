@@ -1055,10 +1055,23 @@ def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None,
     if isinstance(dim, (int, np.integer)):
         dim = (dim,)
     dims = dims_arg(dim, input._data.ndim)
-    if pv in (_INF, -_INF) and input._data.size == 0:
-        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
-                           "because the operation does not have an identity")
+    check_empty_norm(input, pv, dim)
     return apply(NORM, (input,), (dims, keepdim, pv))
+
+
+def check_empty_norm(x: Tensor, p: float, dim) -> None:
+    """PyTorch's refusal of a negative or infinite norm over an empty tensor or an empty reduced
+    dim (named as given): those reductions have no identity."""
+    if not (p < 0 or p == _INF) or x._data.size:
+        return
+    if dim is None or not isinstance(dim, int) and not len(dim):
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty tensor "
+                           "because the operation does not have an identity")
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if x._data.shape[d] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on the "
+                               f"dimension {d}because this dimension is empty and the operation "
+                               "does not have an identity")
 
 
 # ---- all / any / count_nonzero ------------------------------------------------------------
