@@ -63,6 +63,38 @@ def timeit(fn, number: int, repeat: int, warmup: int = 1) -> tuple[float, float]
     return min(times), statistics.median(times)
 
 
+def breakdown(what: str, cases, number: int, unit: str) -> None:
+    """Per case (label, fn, arrays, requires_grad flags): the forward (no_grad) and the backward
+    (forward + backward minus forward) of ember and torch, each on its own with a fixed
+    cotangent, printed in ``unit`` ("ms" or "us")."""
+    import numpy as np
+    print(f"  per {what} (best of 10 x {number})".ljust(40) + "forward: ember / torch       "
+          "backward: ember / torch")
+    rows: dict = {}
+    for _, T in libraries():
+        for label, fn, arrays, grads in cases(T, np.random.RandomState(2)):
+            ts = [T.from_numpy(a).requires_grad_(g) for a, g in zip(arrays, grads)]
+            out = fn(ts)
+            cot = T.from_numpy(np.full(tuple(out.shape), 0.1, np.float32))
+
+            def fwd():
+                with T.no_grad():
+                    fn(ts)
+
+            def both():
+                fn(ts).backward(cot)
+                for t in ts:
+                    t.grad = None
+
+            tf = timeit(fwd, number=number, repeat=10)[0]
+            tb = timeit(both, number=number, repeat=10)[0]
+            rows.setdefault(label, []).append((tf, max(tb - tf, 0.0)))
+    scale, width = (1e3, "8.3f") if unit == "ms" else (1e6, "8.1f")
+    for label, r in rows.items():
+        cells = "".join(f"{v * scale:{width}}" for pair in zip(*r) for v in pair)
+        print(f"    {label:<22}{cells}  ({unit})")
+
+
 def fmt_time(s: float | None) -> str:
     if s is None:
         return "n/a"

@@ -28,6 +28,9 @@ from _common import (
     skipped,
     timeit,
 )
+from _common import (
+    breakdown as _breakdown,
+)
 
 BATCH = 64
 LR = 0.01
@@ -171,32 +174,7 @@ def layer_cases(T, rs):
 
 
 def breakdown():
-    """Per layer: the forward (no_grad) and the backward (forward + backward minus forward)
-    of ember and torch, each on its own with a fixed cotangent."""
-    print("  per layer (best of 10 x 5)            forward: ember / torch       "
-          "backward: ember / torch")
-    rows = {}
-    for name, T in libraries():
-        for label, fn, arrays, grads in layer_cases(T, np.random.RandomState(2)):
-            ts = [T.from_numpy(a).requires_grad_(g) for a, g in zip(arrays, grads)]
-            out = fn(ts)
-            cot = T.from_numpy(np.full(tuple(out.shape), 0.1, np.float32))
-
-            def fwd():
-                with T.no_grad():
-                    fn(ts)
-
-            def both():
-                fn(ts).backward(cot)
-                for t in ts:
-                    t.grad = None
-
-            tf = timeit(fwd, number=5, repeat=10)[0]
-            tb = timeit(both, number=5, repeat=10)[0]
-            rows.setdefault(label, []).append((tf, max(tb - tf, 0.0)))
-    for label, r in rows.items():
-        cells = "".join(f"{v * 1e3:8.3f}" for pair in zip(*r) for v in pair)
-        print(f"    {label:<22}{cells}  (ms)")
+    _breakdown("layer", layer_cases, 5, "ms")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from _common import MISSING, header, libraries, report, skipped, timeit
+from _common import breakdown as _breakdown
 
 BATCH, SEQ, WIDTH, HEADS, VOCAB = 16, 32, 64, 2, 1000
 
@@ -126,32 +127,7 @@ def op_cases(T, rs):
 
 
 def breakdown():
-    """Per op: the forward (no_grad) and the backward (forward + backward minus forward) of
-    ember and torch, each on its own with a fixed cotangent."""
-    print("  per op (best of 10 x 20)              forward: ember / torch       "
-          "backward: ember / torch")
-    rows = {}
-    for name, T in libraries():
-        for label, fn, arrays, grads in op_cases(T, np.random.RandomState(2)):
-            ts = [T.from_numpy(a).requires_grad_(g) for a, g in zip(arrays, grads)]
-            out = fn(ts)
-            cot = T.from_numpy(np.full(tuple(out.shape), 0.1, np.float32))
-
-            def fwd():
-                with T.no_grad():
-                    fn(ts)
-
-            def both():
-                fn(ts).backward(cot)
-                for t in ts:
-                    t.grad = None
-
-            tf = timeit(fwd, number=20, repeat=10)[0]
-            tb = timeit(both, number=20, repeat=10)[0]
-            rows.setdefault(label, []).append((tf, max(tb - tf, 0.0)))
-    for label, r in rows.items():
-        cells = "".join(f"{v * 1e6:8.1f}" for pair in zip(*r) for v in pair)
-        print(f"    {label:<22}{cells}  (us)")
+    _breakdown("op", op_cases, 20, "us")
 
 
 if __name__ == "__main__":
