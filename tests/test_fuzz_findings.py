@@ -779,3 +779,47 @@ def test_norm_without_identity_on_empty(ord, shape, dim):
     # identity; PyTorch's message names the order and the dim as given
     same(lambda M: M.linalg.vector_norm(M.zeros(shape, dtype=M.complex128), ord, dim))
     same(lambda M: M.zeros(shape).norm(ord, dim))
+
+
+_CONJ_STRIDED = {"as_strided": lambda t: t.as_strided((2, 2), (1, 1), 1),
+                 "unfold": lambda t: t.unfold(1, 3, 1), "unfold_step": lambda t: t.unfold(1, 2, 2)}
+
+
+@pytest.mark.parametrize("case", sorted(_CONJ_STRIDED))
+def test_strided_views_of_a_conj_view_pass_gradients(case):
+    # seed 37380: as_strided/unfold of a conj view located their windows in a transformed copy
+    # of the data instead of the memory, so no gradient reached the input
+    def fn(M):
+        t0 = M.tensor([[0.9 + 0.8j, -0.8 + 0.4j, -1.1 + 0.5j, 1.2 - 1.1j]], dtype=M.complex64,
+                      requires_grad=True)
+        v = _CONJ_STRIDED[case](t0.conj())
+        (v * (1 + 2j)).real.sum().backward()
+        return v.is_conj(), v.detach().resolve_conj(), t0.grad.resolve_conj()
+    same(fn)
+
+
+@pytest.mark.parametrize("value", [1 + 2j, 1 + 0j, -0.5j])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_masked_fill_with_a_complex_tensor_value_into_a_real_tensor(value, inplace):
+    # seed 36622: the value is read as a Scalar, which a nonzero imaginary part cannot turn into
+    # a real type ("value cannot be converted to type float without overflow")
+    def fn(M):
+        x = M.tensor([1.0, 2.0])
+        v = M.tensor(value)
+        return x.clone().masked_fill_(x > 1, v) if inplace else x.masked_fill(x > 1, v)
+    same(fn)
+
+
+@pytest.mark.parametrize("outshape", [(1, 4), (4,), (0,), (8,)])
+@pytest.mark.parametrize("op", ["sin", "add"])
+def test_resized_out_takes_the_iterators_layout(outshape, op):
+    # seed 33467: TensorIterator restrides an out it resized to the layout it computed (a
+    # transposed input's), over out's own buffer when that is large enough
+    def fn(M):
+        src = M.tensor([[1.5, 1.1], [1.2, 0.2]], dtype=M.float64).movedim(0, -1)
+        o = M.zeros(outshape, dtype=M.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (M.sin(src, out=o) if op == "sin" else M.add(src, 1, out=o))
+        return o.stride(), o.storage_offset(), o
+    same(fn)

@@ -204,7 +204,7 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
         from ._dispatch import check_overlap
         check_overlap(out, [t for t in _flat(inputs) if isinstance(t, Tensor)])
     if out._data.shape != r.shape:
-        _resize(out, r, reduced_dim, warn)
+        _resize(out, r, reduced_dim, warn, restride=inputs is not None)
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(out)
     d = raw_data(out)
@@ -226,7 +226,7 @@ def _flat(xs):
             yield x
 
 
-def _resize(out: Tensor, r: np.ndarray, reduced_dim=None, warn=True) -> None:
+def _resize(out: Tensor, r: np.ndarray, reduced_dim=None, warn=True, restride=False) -> None:
     """``out.resize_(r.shape)`` as PyTorch's ``resize_output``: a deprecation warning when
     ``out`` had elements; the new shape is laid out contiguously from ``out``'s first element
     over its own buffer when that holds enough elements (a view keeps writing into its base),
@@ -249,13 +249,14 @@ def _resize(out: Tensor, r: np.ndarray, reduced_dim=None, warn=True) -> None:
             "resizing it, inplace, to zero elements with t.resize_(0). (Triggered internally at "
             "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)", UserWarning,
             stacklevel=6)
-    resize_data(out, r.shape, like=r)
+    resize_data(out, r.shape, like=r, restride=restride)
 
 
-def resize_data(out: Tensor, shape, like=None) -> None:
+def resize_data(out: Tensor, shape, like=None, restride: bool = False) -> None:
     """Give ``out`` the new ``shape`` as ``resize_`` does: contiguous from its first element over
     its own buffer when that holds enough elements, else over new memory (laid out as ``like``
-    when given)."""
+    when given). ``restride``: then laid out as ``like`` over its own buffer too, as
+    TensorIterator restrides an output it resized to the layout it computed."""
     d = out._data
     n = int(np.prod(shape, dtype=np.int64))
     new = None
@@ -267,6 +268,11 @@ def resize_data(out: Tensor, shape, like=None) -> None:
             off //= d.itemsize
             if 0 <= off and off + n <= flat.size:
                 new = flat[off:off + n].reshape(shape)
+                from .views import _dense
+                if restride and like.strides != new.strides and _dense(like):
+                    new = np.lib.stride_tricks.as_strided(
+                        flat[off:off + n], shape,
+                        tuple(st // like.itemsize * d.itemsize for st in like.strides))
     if new is None:
         new = (np.empty_like(like, dtype=d.dtype) if like is not None
                else np.zeros(shape, d.dtype))

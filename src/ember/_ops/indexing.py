@@ -1093,7 +1093,9 @@ def _mf_value(value, self: Tensor):
             raise RuntimeError(
                 "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value._data.ndim} dimension(s).")
-        return _value_as(value, self)
+        if value.is_complex() and not self.is_complex():
+            S.to_dtype(value.item(), self.dtype)   # read as a Scalar: a nonzero imaginary part
+        return _value_as(value, self)             # cannot become a real type
     return S.to_dtype(value, self.dtype)
 
 

@@ -804,10 +804,11 @@ def _check_as_strided(x: np.ndarray, size, stride, off: int, meta: bool) -> None
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """``torch.as_strided`` over the input's storage (elements counted from its start)."""
     off = input.storage_offset() if storage_offset is None else storage_offset
-    _check_as_strided(input._data, tuple(size), tuple(stride), off, input.is_meta)
-    out = _as_strided_np(input._data, tuple(size), tuple(stride), off)
-    idx = view_index(input._data, out)
-    return apply(AS_STRIDED, (input,), (tuple(size), tuple(stride), off, input._data.shape, idx))
+    d = raw_data(input)   # (the memory itself: a conj view's _data is a transformed copy)
+    _check_as_strided(d, tuple(size), tuple(stride), off, input.is_meta)
+    out = _as_strided_np(d, tuple(size), tuple(stride), off)
+    return apply(AS_STRIDED, (input,), (tuple(size), tuple(stride), off, d.shape,
+                                        view_index(d, out)))
 
 
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
@@ -829,8 +830,9 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     else:   # a 0-dim tensor is one window of itself
         new_shape, new_stride = (size,), (1,)
     off = self.storage_offset()
-    out = _as_strided_np(self._data, new_shape, new_stride, off)
-    return apply(UNFOLD, (self,), (new_shape, new_stride, off, shape, view_index(self._data, out)))
+    d = raw_data(self)   # (the memory itself: a conj view's _data is a transformed copy)
+    out = _as_strided_np(d, new_shape, new_stride, off)
+    return apply(UNFOLD, (self,), (new_shape, new_stride, off, shape, view_index(d, out)))
 
 
 UNFOLD = Op("unfold", AS_STRIDED.fwd, _as_strided_vjp, linear=True, is_view=True)
