@@ -823,3 +823,18 @@ def test_resized_out_takes_the_iterators_layout(outshape, op):
             (M.sin(src, out=o) if op == "sin" else M.add(src, 1, out=o))
         return o.stride(), o.storage_offset(), o
     same(fn)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 3), (2, 3), (3,)])
+def test_backward_inputs_at_a_folded_matmul_runs_only_its_view(shape):
+    # seed 25150: torch's batched matmul is UnsafeViewBackward0 over MmBackward0; with
+    # backward(inputs=[result]) only the view node runs, so a saved operand changed in place
+    # does not matter; a plain mm (2-D) is one node, which runs and refuses
+    def fn(M):
+        a = M.full(shape, 0.5, dtype=M.float64)
+        w = M.tensor([[1.1], [1.4], [1.4]], dtype=M.float64, requires_grad=True)
+        r = a @ w
+        a.mul_(2.0)
+        r.sum().backward(inputs=[r])
+        return r.grad, w.grad
+    same(fn)

@@ -50,7 +50,7 @@ class Op:
 
     __slots__ = ("name", "fwd", "vjp", "jvp", "saves", "save_out", "node", "elementwise",
                  "linear", "n_out", "diff_out", "is_view", "ufunc", "names", "save_if",
-                 "index_params", "inference_via", "saved_outs", "flips", "replays")
+                 "index_params", "inference_via", "saved_outs", "flips", "replays", "folded")
 
     def __init__(self, name, fwd, vjp=None, jvp=None, saves=(), save_out=False, node=None,
                  elementwise=False, linear=False, n_out=1, diff_out=None, is_view=False,
@@ -79,6 +79,8 @@ class Op:
         self.save_if = save_if
         # PyTorch's call takes index or mask tensors that ember keeps as arrays in ``params``
         self.index_params = False
+        # one node standing for a product under PyTorch's outer view node (matmul's folds)
+        self.folded = False
         # on an inference tensor outside inference mode, the op PyTorch's kernel records (clone
         # and casts copy_ into a new tensor: CopyBackwards), or a rule deciding it from the
         # inputs (see _ops/inference_rules.py)

@@ -229,8 +229,10 @@ def _fold_post(post):
 
 def _mk_fold(name, node, post=None):
     fwd, vjp, jvp = _fold_post(post)
-    return Op(name, fwd, vjp, jvp, saves=(0, 1), node=node, names=("self", "mat2"),
-              save_if=(1, 0))
+    op = Op(name, fwd, vjp, jvp, saves=(0, 1), node=node, names=("self", "mat2"),
+            save_if=(1, 0))
+    op.folded = True
+    return op
 
 
 MM_SQUEEZE = _mk_fold("matmul_squeeze", "SqueezeBackward4")

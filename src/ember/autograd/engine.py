@@ -565,6 +565,11 @@ def run_backward(roots, grads, keep_graph: bool, create_graph: bool, inputs=None
                                 accumulate_into(t, grads[nr], graph)
                         if h is not None and h.pre:
                             grads = _run_pre_hooks(node, grads, graph)
+                        if node not in needed and node.op is not None and node.op.folded:
+                            # PyTorch's graph has the fold's outer view node here and the
+                            # product below it, which the pass does not need: only the view
+                            # runs (reading no saved tensor)
+                            continue
             if is_leaf:
                 if grads is None:
                     grads = [None]
