@@ -53,7 +53,8 @@ def _three(fn_nograd, fn_graph, fn_bwd, n_ops, number, repeat=5) -> dict:
             "forward + backward": timeit(fn_bwd, number, repeat)[0] / n_ops}
 
 
-def run_elementwise(T):
+def elementwise_case(T):
+    """The elementwise chain's (forward under no_grad, forward recording, forward + backward)."""
     r = np.random.RandomState(0)
     x = T.from_numpy(r.uniform(-1, 1, 16).astype(np.float32)).requires_grad_()
     w = T.from_numpy(r.uniform(0.1, 0.5, 16).astype(np.float32))
@@ -66,10 +67,11 @@ def run_elementwise(T):
     def bwd():
         x.grad = None
         elementwise(T, x, w).sum().backward()
-    return _three(nograd, lambda: elementwise(T, x, w), bwd, 200, number=20)
+    return nograd, lambda: elementwise(T, x, w), bwd
 
 
-def run_mixed(T):
+def mixed_case(T):
+    """The mixed families' (forward under no_grad, forward recording, forward + backward)."""
     r = np.random.RandomState(1)
     x = T.from_numpy(r.uniform(-1, 1, (8, 8)).astype(np.float32)).requires_grad_()
     w = T.from_numpy(r.uniform(-0.3, 0.3, (8, 8)).astype(np.float32))
@@ -84,10 +86,11 @@ def run_mixed(T):
     def bwd():
         x.grad = None
         mixed(T, x, w, idx, gidx).backward()
-    return _three(nograd, lambda: mixed(T, x, w, idx, gidx), bwd, 200, number=10)
+    return nograd, lambda: mixed(T, x, w, idx, gidx), bwd
 
 
-def run_deep(T):
+def deep_case(T):
+    """The deep scalar chain's (forward, forward + backward)."""
     x = T.tensor(0.3, dtype=T.float64, requires_grad=True)
 
     def graph():
@@ -103,6 +106,30 @@ def run_deep(T):
     def bwd():
         x.grad = None
         graph().backward()
+    return graph, bwd
+
+
+def hessian_case(T):
+    """``autograd.functional.hessian`` of sum(tanh(A@x))**2, x in R^100."""
+    r = np.random.RandomState(3)
+    A = T.from_numpy(r.standard_normal((100, 100)) / 10)
+    x = T.from_numpy(r.standard_normal(100))
+
+    def f(v):
+        return T.tanh(A @ v).sum() ** 2
+    return lambda: T.autograd.functional.hessian(f, x)
+
+
+def run_elementwise(T):
+    return _three(*elementwise_case(T), 200, number=20)
+
+
+def run_mixed(T):
+    return _three(*mixed_case(T), 200, number=10)
+
+
+def run_deep(T):
+    graph, bwd = deep_case(T)
     return {"forward, recording graph": timeit(graph, 1, 3)[0],
             "forward + backward": timeit(bwd, 1, 3)[0]}
 
@@ -118,13 +145,7 @@ def run_large(T):
 
 
 def run_hessian(T):
-    r = np.random.RandomState(3)
-    A = T.from_numpy(r.standard_normal((100, 100)) / 10)
-    x = T.from_numpy(r.standard_normal(100))
-
-    def f(v):
-        return T.tanh(A @ v).sum() ** 2
-    return {"hessian": timeit(lambda: T.autograd.functional.hessian(f, x), 1, 5)[0]}
+    return {"hessian": timeit(hessian_case(T), 1, 5)[0]}
 
 
 WORKLOADS = [("elementwise chain, 200 ops on 16 floats, per op", run_elementwise),

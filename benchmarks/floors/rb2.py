@@ -5,12 +5,11 @@ import time
 
 src = sys.argv[1]
 sys.path.insert(0, src)
-sys.path.insert(0, "/work/main/benchmarks")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import ember
 
 assert ember.__file__.startswith(src)
 import bench_mixed as B
-import numpy as np
 import torch
 
 torch.set_num_threads(int(os.environ.get("TT", "1")))
@@ -30,43 +29,7 @@ def mn(fn, n=N):
     return best
 
 
-def setup_el(T):
-    r = np.random.RandomState(0)
-    x = T.from_numpy(r.uniform(-1, 1, 16).astype(np.float32)).requires_grad_()
-    w = T.from_numpy(r.uniform(0.1, 0.5, 16).astype(np.float32))
-    xn = x.detach()
-
-    def nograd():
-        with T.no_grad():
-            B.elementwise(T, xn, w)
-
-    def bwd():
-        x.grad = None
-        B.elementwise(T, x, w).sum().backward()
-
-    return nograd, (lambda: B.elementwise(T, x, w)), bwd
-
-
-def setup_mixed(T):
-    r = np.random.RandomState(1)
-    x = T.from_numpy(r.uniform(-1, 1, (8, 8)).astype(np.float32)).requires_grad_()
-    w = T.from_numpy(r.uniform(-0.3, 0.3, (8, 8)).astype(np.float32))
-    idx = T.from_numpy(r.permutation(64).astype(np.int64))
-    gidx = T.from_numpy(r.randint(0, 8, (8, 8)).astype(np.int64))
-    xn = x.detach()
-
-    def nograd():
-        with T.no_grad():
-            B.mixed(T, xn, w, idx, gidx)
-
-    def bwd():
-        x.grad = None
-        B.mixed(T, x, w, idx, gidx).backward()
-
-    return nograd, (lambda: B.mixed(T, x, w, idx, gidx)), bwd
-
-
-S = {"elementwise": setup_el, "mixed": setup_mixed}
+S = {"elementwise": B.elementwise_case, "mixed": B.mixed_case}
 labels = ("no_grad", "recording", "fwd+bwd")
 for w in sys.argv[2:]:
     fe = S[w](ember)

@@ -5,12 +5,12 @@ import time
 
 src = sys.argv[1]
 sys.path.insert(0, src)
-sys.path.insert(0, "/work/main/benchmarks")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.setrecursionlimit(100000)
 import ember
 
 assert ember.__file__.startswith(src)
-import numpy as np
+import bench_mixed as B
 import torch
 
 torch.set_num_threads(int(os.environ.get("TT", "1")))
@@ -29,36 +29,14 @@ def mn(fn, n):
 
 
 def deep(T):
-    x = T.tensor(0.3, dtype=T.float64, requires_grad=True)
-
-    def graph():
-        y = x
-        for _ in range(4000):
-            y = y * 0.999
-            y = y + 0.001
-            y = y.sin()
-            y = y * 1.001
-            y = y - 0.0005
-        return y
-
-    def bwd():
-        x.grad = None
-        graph().backward()
-
+    graph, bwd = B.deep_case(T)
     with T.no_grad():
         ng = mn(graph, 8)
     return ng, mn(graph, 8), mn(bwd, 8)
 
 
 def hess(T):
-    r = np.random.RandomState(3)
-    A = T.from_numpy(r.standard_normal((100, 100)) / 10)
-    x = T.from_numpy(r.standard_normal(100))
-
-    def f(v):
-        return T.tanh(A @ v).sum() ** 2
-
-    return mn(lambda: T.autograd.functional.hessian(f, x), 20)
+    return mn(B.hessian_case(T), 20)
 
 
 res = {}

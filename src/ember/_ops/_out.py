@@ -268,7 +268,7 @@ def resize_data(out: Tensor, shape, like=None, restride: bool = False) -> None:
             off //= d.itemsize
             if 0 <= off and off + n <= flat.size:
                 new = flat[off:off + n].reshape(shape)
-                from .views import _dense
+                from ._dispatch import _dense
                 if restride and like.strides != new.strides and _dense(like):
                     new = np.lib.stride_tricks.as_strided(
                         flat[off:off + n], shape,

@@ -25,7 +25,7 @@ from .._tensor import (
     raw_data,
 )
 from ..autograd.graph import Node
-from ._dispatch import SELF_OVERLAP, apply
+from ._dispatch import SELF_OVERLAP, _dense, apply
 from ._registry import EM, NP, Op, edge, method, next_seq, ns_fn, wrap_view
 
 __all__ = [
@@ -716,18 +716,6 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return apply(DIAGONAL, (input,), (offset, d1, d2, input._data.shape))
-
-
-def _dense(a: np.ndarray) -> bool:
-    """Whether ``a`` covers one gap-free block of memory from its first element on."""
-    if a.flags.c_contiguous:
-        return True
-    expect = a.itemsize
-    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
-        if st != expect:
-            return False
-        expect *= n
-    return True
 
 
 def _as_strided_np(x, size, stride, offset):
