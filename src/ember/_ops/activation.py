@@ -34,6 +34,14 @@ _MAXR = np.maximum.reduce
 _ADDR = np.add.reduce
 
 
+def _softmax_float(x, dims):
+    """PyTorch's arithmetic on a float32/float64 array with dims, through the ufuncs' reduce
+    (np.max and np.sum are Python wrappers around it); a row whose maximum is infinite or NaN
+    comes out all NaN, as PyTorch's (inf - inf)."""
+    e = np.exp(x - _MAXR(x, dims, None, None, True, -np.inf))
+    return np.divide(e, _ADDR(e, dims, None, None, True), out=e)
+
+
 def _softmax_fwd(x, dims):
     if _half(x):
         # PyTorch's kernels for half types: float32 throughout; over the last dim the
@@ -56,12 +64,7 @@ def _softmax_fwd(x, dims):
         rounded = e.astype(x.dtype).astype(np.float32)
         return np.where(vec, e, rounded).__truediv__(s).astype(x.dtype)
     if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f" and x.dtype.itemsize >= 4:
-        # PyTorch's arithmetic, through the ufuncs' reduce (np.max and np.sum are Python
-        # wrappers around it); a row whose maximum is infinite or NaN comes out all NaN, as
-        # PyTorch's (inf - inf)
-        m = _MAXR(x, dims, None, None, True, -np.inf)
-        e = np.exp(x - m)
-        return np.divide(e, _ADDR(e, dims, None, None, True), out=e)
+        return _softmax_float(x, dims)
     e = np.exp(_shifted(x, dims))
     return e / np.sum(e, axis=dims, keepdims=True)
 
@@ -182,10 +185,8 @@ def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
         x = input._data
         nd = x.ndim
         if type(x) is np.ndarray and x.dtype in _F32_64 and nd and -nd <= dim < nd:
-            # _softmax_fwd's arithmetic inline
             dims = (dim % nd,)
-            e = np.exp(x - _MAXR(x, dims, None, None, True, -np.inf))
-            r = np.divide(e, _ADDR(e, dims, None, None, True), out=e)
+            r = _softmax_float(x, dims)
             if not r.flags.c_contiguous or 1 in r.shape:   # (SOFTMAX's layout rule)
                 r = _contig(r)
             return wrap_one(SOFTMAX, input, (dims,), r)
