@@ -247,6 +247,10 @@ NHWC = [
     ("conv2d", (3, 8, 7, 6), (5, 8, 3, 3), dict()),
     ("conv2d", (3, 9, 8, 7), (4, 9, 3, 2), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
     ("conv1d", (4, 8, 11), (6, 8, 3), dict(stride=2, padding=1)),
+    # at least 8 output channels: both gradients from one set of channels-last gradient rows
+    ("conv2d", (3, 8, 7, 6), (9, 8, 3, 3), dict(padding=1)),
+    ("conv2d", (3, 9, 8, 7), (10, 9, 3, 2), dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))),
+    ("conv1d", (4, 8, 11), (8, 8, 3), dict(stride=2, padding=1)),
     ("conv3d", (2, 8, 4, 5, 4), (3, 8, 2, 3, 2), dict(padding=1, dilation=(2, 1, 1))),
     ("conv_transpose2d", (3, 8, 5, 4), (8, 10, 3, 3), dict()),
     ("conv_transpose2d", (2, 8, 4, 5), (8, 9, 2, 3),

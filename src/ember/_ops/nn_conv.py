@@ -384,8 +384,17 @@ def _nhwc_conv(x, w, b, stride, pads, dil):
     return out.reshape((n, o) + tuple(ls))
 
 
-def _nhwc_wgrad(big, small, ks, stride, pads, dil):
-    """Weight gradient (groups 1) through channels-last columns, summed chunk by chunk."""
+def _nhwc_rows(s: np.ndarray) -> np.ndarray:
+    """The small side (N, O, *L) as channels-last rows (N, L, O), contiguous."""
+    n, o = s.shape[:2]
+    rows = np.empty_like(s, shape=(n, math.prod(s.shape[2:]), o))
+    np.copyto(rows, s.reshape(n, o, -1).transpose(0, 2, 1))
+    return rows
+
+
+def _nhwc_wgrad(big, small, ks, stride, pads, dil, rows=None):
+    """Weight gradient (groups 1) through channels-last columns, summed chunk by chunk.
+    ``rows``: the small side already as ``_nhwc_rows``."""
     n, c = big.shape[:2]
     o = small.shape[1]
     ls = tuple(small.shape[2:])
@@ -396,14 +405,17 @@ def _nhwc_wgrad(big, small, ks, stride, pads, dil):
     s3 = small.reshape(n, o, nl)
     nc = _nhwc_chunk(v, n)
     cbuf = np.empty_like(big, shape=(nc,) + v.shape[1:])
-    gbuf = np.empty_like(big, shape=(nc, nl, o))
+    gbuf = np.empty_like(big, shape=(nc, nl, o)) if rows is None else None
     acc = tmp = None
     for i in range(0, n, nc):
         m = min(nc, n - i)
         cols = cbuf[:m]
         np.copyto(cols, v[i:i + m])
-        gm = gbuf[:m]
-        np.copyto(gm, s3[i:i + m].transpose(0, 2, 1))
+        if rows is None:
+            gm = gbuf[:m]
+            np.copyto(gm, s3[i:i + m].transpose(0, 2, 1))
+        else:
+            gm = rows[i:i + m]
         if acc is None:
             acc = np.dot(cols.reshape(m * nl, kc).T, gm.reshape(m * nl, o))
         else:
@@ -416,7 +428,7 @@ def _nhwc_wgrad(big, small, ks, stride, pads, dil):
     return np.ascontiguousarray(acc.reshape(tuple(ks) + (c, o)).transpose(perm))
 
 
-def _nhwc_convT(s, w, stride, pads, dil):
+def _nhwc_convT(s, w, stride, pads, dil, rows=None):
     """Transposed convolution (groups 1, exact ``pads``) through channels-last blocks: per
     chunk of examples and per kernel position, the gradient rows (n * L, O) times that
     position's weight (O, C) give one contiguous (n, *L, C) block, added into a channels-last
@@ -437,7 +449,7 @@ def _nhwc_convT(s, w, stride, pads, dil):
     out = np.zeros_like(s, shape=(n,) + ext + (c,))
     s3 = s.reshape(n, o, nl)
     nc = max(1, min(n, _CHUNK_BYTES * 2 // max(1, nl * max(o, c) * s.itemsize)))
-    gbuf = np.empty_like(s, shape=(nc, nl, o))
+    gbuf = np.empty_like(s, shape=(nc, nl, o)) if rows is None else None
     tbuf = np.empty_like(s, shape=(nc * nl, c))
     # per kernel position: where its block lands in the result
     places = [(slice(None),) + tuple(slice(k * d, k * d + (l_ - 1) * st + 1, st)
@@ -445,8 +457,11 @@ def _nhwc_convT(s, w, stride, pads, dil):
               for kk in itertools.product(*(range(k) for k in ks))]
     for i in range(0, n, nc):
         m = min(nc, n - i)
-        gm = gbuf[:m]
-        np.copyto(gm, s3[i:i + m].transpose(0, 2, 1))
+        if rows is None:
+            gm = gbuf[:m]
+            np.copyto(gm, s3[i:i + m].transpose(0, 2, 1))
+        else:
+            gm = rows[i:i + m]
         g2 = gm.reshape(m * nl, o)
         tm = tbuf[:m * nl]
         blk = tm.reshape((m,) + ls + (c,))
@@ -668,18 +683,36 @@ def _conv_bias_row(x, w, b, stride, pads, dil, ls):
 
 # ---- ops --------------------------------------------------------------------------------------
 
+def _nhwc_backward(g, x, w, stride, pads, dil, groups):
+    """A convolution's input and weight gradients through channels-last columns, the
+    gradient's channels-last rows made once for both; None where that path does not apply."""
+    n, ls = g.shape[0], g.shape[2:]
+    if not (type(g) is np.ndarray and type(x) is np.ndarray and type(w) is np.ndarray
+            and _nhwc_fits(x, g, groups, n, ls) and _nhwc_fits(g, w, groups, n, ls)
+            and w.shape[1] >= _NHWC_MIN_C):
+        return None
+    rows = _nhwc_rows(g)
+    return (_nhwc_convT(g, w, stride, pads, dil, rows),
+            _nhwc_wgrad(x, g, w.shape[2:], stride, pads, dil, rows))
+
+
 def _conv_vjp(ns, g, need, x, w, stride, pads, dil, transposed, groups):
-    gx = gw = gb = None
+    gb = None
+    if need[2]:
+        gb = _bias_grad(g) if ns is NP else None
+        if gb is None:
+            gb = ns.sum_dims(g, (0,) + tuple(range(2, len(stride) + 2)), False)
+    if ns is NP and need[0] and need[1] and not transposed:
+        both = _nhwc_backward(g, x, w, stride, pads, dil, groups)
+        if both is not None:
+            return both + (gb,)
+    gx = gw = None
     if need[0]:
         gx = ns.conv(g, ns.conj(w), stride, pads, dil, not transposed, groups)
     if need[1]:
         xc = ns.conj(x)
         gw = (ns.conv_wgrad(g, xc, stride, pads, dil, groups) if transposed else
               ns.conv_wgrad(xc, g, stride, pads, dil, groups))
-    if need[2]:
-        gb = _bias_grad(g) if ns is NP else None
-        if gb is None:
-            gb = ns.sum_dims(g, (0,) + tuple(range(2, len(stride) + 2)), False)
     return gx, gw, gb
 
 
