@@ -545,3 +545,54 @@ def test_native_norms_statistics():
                                      1e-5)
         assert_same(list(oe), list(ot))
         assert_same([rme, rve], [rmt, rvt])
+
+
+def test_resize_memory_format():
+    """``memory_format`` is honoured: the same storage restrided (no version bump for equal
+    sizes), preserve refused, and for resize_as_ preserve takes the template's format."""
+    ex, tx = (L.arange(24.).reshape(2, 3, 2, 2) for L in (ember, torch))
+    ex.resize_(2, 3, 2, 2, memory_format=ember.channels_last)
+    tx.resize_(2, 3, 2, 2, memory_format=torch.channels_last)
+    assert ex.stride() == tx.stride() and ex._version == tx._version
+    assert_same(ex.flatten(), tx.flatten())
+    for size in ((5, 4, 3, 2), (1, 2, 3, 4)):
+        for mf in ("channels_last", "contiguous_format"):
+            e = ember.empty(2, 3, 4, 5).resize_(*size, memory_format=getattr(ember, mf))
+            t = torch.empty(2, 3, 4, 5).resize_(*size, memory_format=getattr(torch, mf))
+            assert e.stride() == t.stride()
+    e, t = ember.empty(0), torch.empty(0)
+    assert e.resize_(2, 3, 4, 5, memory_format=ember.channels_last).stride() == \
+        t.resize_(2, 3, 4, 5, memory_format=torch.channels_last).stride()
+    # the rank check comes after the resize, and the version is bumped on success only
+    e, t = ember.zeros(2, 3), torch.zeros(2, 3)
+    same_error(lambda: e.resize_(4, 3, memory_format=ember.channels_last),
+               lambda: t.resize_(4, 3, memory_format=torch.channels_last))
+    assert e.shape == t.shape and e.stride() == t.stride() and e._version == t._version == 0
+    same_error(lambda: ember.empty(2, 3).resize_(4, 3, memory_format=ember.preserve_format),
+               lambda: torch.empty(2, 3).resize_(4, 3, memory_format=torch.preserve_format))
+    with pytest.raises(TypeError, match="argument 'memory_format' must be"):
+        ember.empty(2, 3).resize_(4, 3, memory_format=1)
+    for mf in ("channels_last", "preserve_format", "contiguous_format", None):
+        kw_e = {} if mf is None else {"memory_format": getattr(ember, mf)}
+        kw_t = {} if mf is None else {"memory_format": getattr(torch, mf)}
+        e = ember.empty(2, 3).resize_as_(
+            ember.empty(2, 3, 4, 5).contiguous(memory_format=ember.channels_last), **kw_e)
+        t = torch.empty(2, 3).resize_as_(
+            torch.empty(2, 3, 4, 5).contiguous(memory_format=torch.channels_last), **kw_t)
+        assert e.stride() == t.stride(), mf
+
+
+def test_strided_factories_take_their_device():
+    """tril/triu_indices, empty_permuted and new_empty_strided honour ``device`` (PyTorch's CPU
+    build refuses CUDA; meta gives meta tensors) and ``pin_memory``."""
+    calls = [lambda L, **k: L.tril_indices(3, 3, **k), lambda L, **k: L.triu_indices(3, 4, **k),
+             lambda L, **k: L.empty_permuted((2, 3, 4), (2, 0, 1), **k),
+             lambda L, **k: L.ones(2, dtype=L.float64).new_empty_strided((2, 3), (1, 2), **k)]
+    for f in calls:
+        same_error(lambda f=f: f(ember, device="cuda"), lambda f=f: f(torch, device="cuda"))
+        e, t = f(ember, device="meta"), f(torch, device="meta")
+        assert e.device.type == t.device.type == "meta" and tuple(e.shape) == tuple(t.shape)
+        e, t = f(ember), f(torch)
+        assert e.stride() == t.stride() and str(e.dtype)[6:] == str(t.dtype)[6:]
+    same_error(lambda: ember.ones(2).new_empty_strided((2,), (1,), pin_memory=True),
+               lambda: torch.ones(2).new_empty_strided((2,), (1,), pin_memory=True))

@@ -873,3 +873,17 @@ def test_window_functions(name):
                     if not same:
                         bad.append((n, periodic, dt, rg, t, e))
     assert not bad, bad
+
+
+def test_randint_like_memory_format():
+    """randint_like lays its result out as empty_like(input, memory_format), as rand_like."""
+    for fmt in (None, "preserve_format", "contiguous_format", "channels_last"):
+        kw_e = {} if fmt is None else {"memory_format": getattr(ember, fmt)}
+        kw_t = {} if fmt is None else {"memory_format": getattr(torch, fmt)}
+        for args in ((5,), (2, 5)):
+            e = ember.randint_like(ember.empty(2, 3, 4, 5).contiguous(
+                memory_format=ember.channels_last), *args, **kw_e)
+            t = torch.randint_like(torch.empty(2, 3, 4, 5).contiguous(
+                memory_format=torch.channels_last), *args, **kw_t)
+            assert e.stride() == t.stride(), (fmt, args)
+            assert e.shape == t.shape and e.dtype.is_floating_point == t.dtype.is_floating_point

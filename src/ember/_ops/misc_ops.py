@@ -816,29 +816,29 @@ def kthvalue_indices(a: np.ndarray, d: int, k: int, stable_idx: np.ndarray) -> n
 # ---- resize_ ----------------------------------------------------------------------------------
 
 def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
-    """``Tensor.resize_``: new sizes with contiguous strides over the same storage from the
-    tensor's storage offset; storage that is too small grows (the old contents kept, the new
-    elements uninitialised), and, unlike PyTorch's, the grown storage is this tensor's alone."""
+    """``Tensor.resize_``: new sizes with contiguous strides (or ``memory_format``'s) over the
+    same storage from the tensor's storage offset; storage that is too small grows (the old
+    contents kept, the new elements uninitialised), and, unlike PyTorch's, the grown storage is
+    this tensor's alone."""
+    from .. import _layout as _L
     from .._tensor import _root
     from .views import _as_strided_np, _shape_arg
+    mf = _L.check_format(memory_format, "resize_")
     size = _shape_arg(sizes)
     if any(s < 0 for s in size):
         raise RuntimeError("numel: integer multiplication overflow")
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
+    if mf is _L.preserve_format:
+        raise RuntimeError("Unsupported memory formatPreserve")
+    # (PyTorch resizes, then restrides to the format: its rank check comes after the resize)
     d = self._data
     if tuple(size) != d.shape:
         n = int(np.prod(size, dtype=np.int64))
         off = self.storage_offset()
-        stride = []
-        acc = 1
-        for s in reversed(size):
-            stride.append(acc)
-            acc *= max(s, 1)
-        stride = tuple(reversed(stride))
         root = _root(d)
         if off + n <= root.size:
-            new = _as_strided_np(d, size, stride, off)
+            new = _as_strided_np(d, size, _L.contiguous_strides(size), off)
         else:
             flat = (root.reshape(-1) if root.flags.c_contiguous else
                     np.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,))
@@ -847,13 +847,25 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
             buf[:flat.size] = flat
             new = buf[off:].reshape(size)
         self._data = new
-        self._vc.v += 1     # PyTorch returns early (no version bump) when the sizes are equal
+    if mf is not None:
+        # the same elements of storage, laid out in the format
+        self._data = _as_strided_np(self._data, size, _L.format_strides(size, mf),
+                                    self.storage_offset())
+    if tuple(size) != d.shape:
+        # (after the format's checks, as PyTorch bumps on success only; equal sizes: none)
+        self._vc.v += 1
     return self
 
 
 def resize_as_(self: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
-    """``Tensor.resize_as_``: ``resize_`` to another tensor's sizes."""
-    return resize_(self, tuple(the_template._data.shape))
+    """``Tensor.resize_as_``: ``resize_`` to another tensor's sizes; ``preserve_format`` takes
+    the template's suggested format (channels-last strides stay channels-last)."""
+    from .. import _layout as _L
+    mf = _L.check_format(memory_format, "resize_as_")
+    shape = tuple(the_template._data.shape)
+    if mf is _L.preserve_format:
+        mf = _L.suggest_format(shape, the_template.stride())
+    return resize_(self, shape, memory_format=mf)
 
 
 method("resize_", resize_)
@@ -936,24 +948,24 @@ def _plain(a: np.ndarray) -> Tensor:
     return _make(np.ascontiguousarray(a), Version(), False, None)
 
 
-def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype) -> Tensor:
+def _tri_indices(row: int, col: int, offset: int, upper: bool, dtype, device) -> Tensor:
     from .creation import tensor
     r, c = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
-    return tensor(np.stack([r, c]).astype(np.int64).reshape(2, -1), dtype=dtype)
+    return tensor(np.stack([r, c]).astype(np.int64).reshape(2, -1), dtype=dtype, device=device)
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None, pin_memory=False) -> Tensor:
     """``torch.tril_indices``: the (2, N) coordinates of a row x col lower triangle."""
     check_factory_options(layout, pin_memory)
-    return _tri_indices(row, col, offset, False, dtype or D.int64)
+    return _tri_indices(row, col, offset, False, dtype or D.int64, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
                  layout=None, pin_memory=False) -> Tensor:
     """``torch.triu_indices``: the (2, N) coordinates of a row x col upper triangle."""
     check_factory_options(layout, pin_memory)
-    return _tri_indices(row, col, offset, True, dtype or D.int64)
+    return _tri_indices(row, col, offset, True, dtype or D.int64, device)
 
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
@@ -1003,25 +1015,6 @@ method("nonzero_static", nonzero_static)
 
 # ---- strided allocations ---------------------------------------------------------------------
 
-def _alloc(shape, strides, dtype, requires_grad: bool) -> Tensor:
-    shape, strides = tuple(int(s) for s in shape), tuple(int(s) for s in strides)
-    if len(shape) != len(strides):
-        raise RuntimeError("mismatch in length of strides and shape")
-    if any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension "
-                           f"{min(shape)}: {list(shape)}")
-    npd = dtype.np
-    n = 1 + builtins.sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
-    buf = np.zeros(max(n, 1), npd)
-    data = np.lib.stride_tricks.as_strided(buf, shape, tuple(st * buf.itemsize
-                                                              for st in strides))
-    from .._tensor import Version, _make
-    t = _make(data, Version(), False, None)
-    if requires_grad:
-        t.requires_grad_()
-    return t
-
-
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
                    requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """``torch.empty_permuted``: a tensor of ``size`` whose memory holds the dims in the order
@@ -1037,15 +1030,17 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     for p in reversed(perm):
         strides[p] = acc
         acc *= max(size[p], 1)
-    return _alloc(size, strides, dtype or D.get_default_dtype(), requires_grad)
+    from .creation import empty_strided
+    return empty_strided(size, strides, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty_strided(self: Tensor, size, stride, *, dtype=None, device=None,
                       requires_grad: bool = False, layout=None, pin_memory=False) -> Tensor:
     """``Tensor.new_empty_strided``: a tensor with the given sizes and strides (zero-filled
     here), of ``self``'s dtype unless given."""
-    check_factory_options(layout, pin_memory)
-    return _alloc(size, stride, dtype or self.dtype, requires_grad)
+    from .creation import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device,
+                         requires_grad=requires_grad, layout=layout, pin_memory=pin_memory)
 
 
 __all__ += ["empty_permuted"]

@@ -404,13 +404,10 @@ def _factory_out(fn, out, args: tuple, kwargs: dict) -> Tensor:
     """A random factory's ``out=`` (``_out.with_out``): drawn in ``out``'s dtype (an explicit
     ``dtype`` must be ``out``'s), ``out`` resized without a warning, refused under autograd
     as ``aten::<name>``; ``requires_grad=True`` then marks ``out``, as PyTorch's does."""
-    from ._out import with_out
+    from ._out import check_factory_out, with_out
     if not isinstance(out, Tensor):
         raise _bad_call(fn.__name__, args, {"out": out})
-    dt = kwargs.get("dtype")
-    if dt is not None and dt is not out.dtype:
-        raise RuntimeError(f"dtype {_type_name(dt)} does not match dtype of out parameter "
-                           f"({_type_name(out.dtype)})")
+    check_factory_out(out, kwargs.get("dtype"), kwargs.pop("device", None))
     rg = kwargs.pop("requires_grad", False)
     r = with_out(fn, out, args, kwargs, name="aten::" + fn.__name__, dtype="as_out", warn=False)
     if rg:
@@ -433,7 +430,7 @@ def rand(*size, generator: Generator | None = None, out=None, dtype: D.dtype | N
     """``torch.rand``: uniform on [0, 1) (complex dtypes: each part)."""
     if out is not None:
         return _factory_out(rand, out, size, dict(kwargs, generator=generator, dtype=dtype,
-                                                  requires_grad=requires_grad))
+                                                  device=device, requires_grad=requires_grad))
     g, shape = _size_factory("rand", size, kwargs, generator, dtype, layout, pin_memory)
     dt = _dtype_checks(dtype, D.get_default_dtype(), requires_grad, "check_uniform_bounds")
     return _made(lambda: _uniform_np(g._rng, dt, shape), dt, shape, device, requires_grad)
@@ -445,7 +442,7 @@ def randn(*size, generator: Generator | None = None, out=None, dtype: D.dtype | 
     """``torch.randn``: standard normal (complex dtypes: each part has variance 1/2)."""
     if out is not None:
         return _factory_out(randn, out, size, dict(kwargs, generator=generator, dtype=dtype,
-                                                   requires_grad=requires_grad))
+                                                   device=device, requires_grad=requires_grad))
     g, shape = _size_factory("randn", size, kwargs, generator, dtype, layout, pin_memory)
     dt = _dtype_checks(dtype, D.get_default_dtype(), requires_grad, "normal_kernel_cpu")
     return _made(lambda: _normal_np(g._rng, dt, shape), dt, shape, device, requires_grad)
@@ -472,7 +469,7 @@ def randint(*args, size=None, low=None, high=None, generator: Generator | None =
     if out is not None:
         return _factory_out(randint, out, args, {
             "size": size, "low": low, "high": high, "generator": generator, "dtype": dtype,
-            "requires_grad": requires_grad})
+            "device": device, "requires_grad": requires_grad})
     check_factory_options(layout, pin_memory)
     args = list(args)
     if size is None and len(args) in (2, 3):
@@ -503,7 +500,8 @@ def randperm(n, *args, generator: Generator | None = None, out=None,
     """``torch.randperm``: a random permutation of ``0..n-1`` (PyTorch's dtype checks)."""
     if out is not None:
         return _factory_out(randperm, out, (n,) + args, {
-            "generator": generator, "dtype": dtype, "requires_grad": requires_grad})
+            "generator": generator, "dtype": dtype, "device": device,
+            "requires_grad": requires_grad})
     check_factory_options(layout, pin_memory)
     if args:   # e.g. a generator given positionally
         raise _bad_call("randperm", (n,) + args, {"generator": generator})
@@ -526,13 +524,13 @@ def randperm(n, *args, generator: Generator | None = None, out=None,
     return _made(lambda: g._rng.permutation(n).astype(dt.np), dt, (n,), device, requires_grad)
 
 
-def _laid_like(out: Tensor, input: Tensor, memory_format) -> Tensor:
+def _laid_like(out: Tensor, input: Tensor, memory_format, fn: str = "rand_like") -> Tensor:
     """A fresh ``*_like`` result re-laid out as PyTorch's ``empty_like(input, memory_format)``
     (``preserve_format`` keeps a dense input's strides)."""
     from .. import _layout as _L
     d = input._data
     if memory_format is not None:
-        _L.check_format(memory_format, "rand_like")
+        _L.check_format(memory_format, fn)
     elif type(d) is not np.ndarray or d.flags.c_contiguous and (
             d.ndim < 2 or 1 not in d.shape) and d.size:
         return out
@@ -561,7 +559,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype=None,
     check_factory_options(layout)
     dt, dev = _like_args(input, dtype, device)
     return _laid_like(randn(tuple(input.shape), generator=generator, dtype=dt, device=dev,
-                            requires_grad=requires_grad), input, memory_format)
+                            requires_grad=requires_grad), input, memory_format, "randn_like")
 
 
 def randint_like(input: Tensor, low=None, high=None, *, generator: Generator | None = None,
@@ -574,11 +572,10 @@ def randint_like(input: Tensor, low=None, high=None, *, generator: Generator | N
     if high is None:
         raise TypeError("randint_like() missing required argument 'high' (pos 2)")
     dt, dev = _like_args(input, dtype, device)
-    if low is None:
-        return randint(high, tuple(input.shape), generator=generator, dtype=dt, device=dev,
-                       requires_grad=requires_grad)
-    return randint(low, high, tuple(input.shape), generator=generator, dtype=dt, device=dev,
-                   requires_grad=requires_grad)
+    lo_hi = (high,) if low is None else (low, high)
+    return _laid_like(randint(*lo_hi, tuple(input.shape), generator=generator, dtype=dt,
+                              device=dev, requires_grad=requires_grad), input, memory_format,
+                      "randint_like")
 
 
 # ---- random_ and its integer ranges ----------------------------------------------------
