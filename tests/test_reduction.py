@@ -471,3 +471,41 @@ def test_half_sums_accumulate_in_float32():
         e = f(ember, ember.from_numpy(a.copy()))
         t = f(torch, torch.from_numpy(a.copy()))
         np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())
+
+
+# maxima tied 3 and 5 times, minima tied down the columns, NaN rows
+_TIES = np.array([[1., 3., 3., 2., 3., 0.5, 1.], [0., 0., 0., -1., 0., -2., 0.],
+                  [np.nan, 1., 0., np.nan, 0., -2., 0.], [1., 0., 0., 2., 1., -2., 5.]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", ["amax1", "amin0k", "max_all", "min_all", "norm_inf",
+                                  "norm_ninf", "vnorm_inf"])
+def test_tied_extremes_split_like_pytorch(case, dtype):
+    """Ties of max/min/amax/amin/inf-norms get grad / count at each tie, PyTorch's order (not
+    grad * (1 / count)), bit for bit in every float type, NaN rows and create_graph included
+    (the inf norms count NaNs as maxima, and sgn(NaN) is 0)."""
+    f = {"amax1": lambda L, t: t.amax(1) * 0.3, "amin0k": lambda L, t: t.amin(0, True) * 0.3,
+         "max_all": lambda L, t: t.max() * 0.3, "min_all": lambda L, t: t.min() * 0.3,
+         "norm_inf": lambda L, t: t.norm(float("inf"), dim=1) * 0.7,
+         "norm_ninf": lambda L, t: t.norm(float("-inf"), dim=0) * 0.3,
+         "vnorm_inf": lambda L, t: L.linalg.vector_norm(t, float("inf")) * 0.7}[case]
+    res = []
+    for L in (ember, torch):
+        t = L.tensor(_TIES, dtype=getattr(L, dtype), requires_grad=True)
+        g, = L.autograd.grad(f(L, t).sum(), t, create_graph=True)
+        res.append(g)
+    assert_same(res[0], res[1])
+    e, t = (np.asarray(r.detach().double().tolist()) for r in res)
+    np.testing.assert_array_equal(e, t)    # bit for bit
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_sign_and_sgn_of_nan_and_zeros(dtype):
+    """A real tensor's sign and sgn: NaN gives 0, -0.0 gives +0 (bfloat16 included)."""
+    vals = [float("nan"), -0.0, 0.0, -2.0, 3.0, float("-inf")]
+    for fn in ("sign", "sgn"):
+        e = getattr(ember, fn)(ember.tensor(vals, dtype=getattr(ember, dtype)))
+        t = getattr(torch, fn)(torch.tensor(vals, dtype=getattr(torch, dtype)))
+        assert_same(e, t)
+        assert ember.signbit(e).tolist() == torch.signbit(t).tolist()

@@ -512,22 +512,24 @@ def _check_sign(t):
 
 
 def _sign_np(x):
+    """PyTorch's sign of a real tensor: a bool is itself, NaN's sign is 0, and zeros give +0
+    (ml_dtypes' bfloat16 sign keeps NaN and -0.0)."""
     if x.dtype == np.bool_:
         return x.copy()
     r = np.sign(x)
-    return np.where(np.isnan(x), 0, r).astype(r.dtype, copy=False) if x.dtype.kind == "f" else r
+    if x.dtype.kind == "f" or x.dtype == _BF16:
+        r = np.where(np.isnan(x), 0, r).astype(r.dtype, copy=False)
+        if x.dtype == _BF16:
+            r += _BF16.type(0)
+    return r
 
 
 SIGN, sign = _unary("sign", _sign_np, _zero_grad, saves=(), int_to_float=False, check=_check_sign)
 
 
 def _sgn_np(x):
-    if x.dtype == np.bool_:
-        return x.copy()   # a bool's sign is itself
     if not np.iscomplexobj(x):
-        if x.dtype == _BF16:
-            return np.sign(x) + _BF16.type(0)   # ml_dtypes' sign keeps -0.0; PyTorch's is +0
-        return np.sign(x)
+        return _sign_np(x)   # (a real tensor's sgn is its sign)
     a = np.abs(x)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(a == 0, 0, x / np.where(a == 0, 1, a)).astype(x.dtype, copy=False)

@@ -335,8 +335,37 @@ def _fast_result(r):
     return r
 
 
-def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    """``torch.sum``: integers and bools sum to int64."""
+class _Omitted:
+    """The default of an argument whose absence PyTorch's parser tells from an explicit None
+    (it picks another overload), printed as None."""
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NO_DIM = _Omitted()
+
+
+def _no_dim_out(name: str, dtype, keepdim) -> TypeError:
+    """PyTorch's parser error for ``<name>(input, ..., out=)`` without ``dim``: only the
+    overload with a dim list takes ``out``."""
+    if dtype is not None or keepdim:
+        return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    return TypeError(
+        f"{name}() received an invalid combination of arguments - got (Tensor, out=Tensor), but "
+        f"expected one of:\n * (Tensor input, *, ember.dtype dtype = None)\n * (Tensor input, "
+        f"tuple of ints dim, bool keepdim = False, *, ember.dtype dtype = None, Tensor out = "
+        f"None)\n")
+
+
+def sum(input: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """``torch.sum``: integers and bools sum to int64 (``out`` only with a ``dim``, which may
+    be None, as PyTorch's overloads)."""
+    if dim is _NO_DIM:
+        if out is not None:
+            raise _no_dim_out("sum", dtype, keepdim)
+        dim = None
     if _FAST and out is None and dtype is None and type(input) is Tensor:
         d = input._data
         dims = _fast_dims(d, dim)
@@ -377,8 +406,13 @@ MEAN_DIM = Op("mean_dim", _mean_fwd, _mean_vjp, linear=True, node="MeanBackward1
               names=("dim", "keepdim", None, "self_sym_sizes"))
 
 
-def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    """``torch.mean``: floating and complex inputs only (or a floating ``dtype``)."""
+def mean(input: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    """``torch.mean``: floating and complex inputs only (or a floating ``dtype``). With ``out``
+    and no ``dim`` PyTorch picks the ``mean.dtype_out`` overload (its own cast check); an
+    explicit ``dim=None`` is ``mean.out``'s, as a dim list."""
+    omitted = dim is _NO_DIM
+    if omitted:
+        dim = None
     if _FAST and out is None and dtype is None and type(input) is Tensor:
         d = input._data
         dims = _fast_dims(d, dim)
@@ -392,7 +426,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
                             (dims, keepdim, npd, d.shape), _fast_result(r))
     if out is not None:   # (the autograd refusal comes before the dtype checks)
         check_out_grad("mean", out, (input,))
-        if dim is None and isinstance(out, Tensor) and not D.can_cast(input.dtype, out.dtype):
+        if omitted and isinstance(out, Tensor) and not D.can_cast(input.dtype, out.dtype):
             # the overload without dim (mean.dtype_out) checks the input's type first
             raise RuntimeError("mean.dtype_out(): input types can't be cast to the desired "
                                f"output type {_cap(out.dtype)}")
@@ -438,7 +472,11 @@ NANSUM = _reduce_jvp(Op("nansum", _nansum_fwd, _nansum_vjp, saves=(0,)))
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     """``torch.nansum``: the sum treating NaN as zero."""
     if out is not None:
-        if input.is_floating_point() and not out.is_floating_point():
+        check_out_grad("nansum", out, (input,))
+        if isinstance(out, Tensor) and input.is_floating_point() and not out.is_floating_point():
+            if dtype is not None and dtype is not out.dtype:
+                raise RuntimeError("nansum: provided dtype must match dtype of result. Got "
+                                   f"{_cap(out.dtype)} and {_cap(dtype)}.")
             # the NaN-skipping kernel runs in out's dtype, which needs to be a floating one
             _out_kernel_missing("nansum_cpu", out)
         return with_out(nansum, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
@@ -539,25 +577,42 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 # ---- max / min / amax / amin / argmax / argmin --------------------------------------------
 
-def _tie_weights(x, out, dims, keepdim, nan_ties):
-    """Each extreme element's share of the gradient: ties split it evenly."""
+def _extreme_mask(x, out, dims, keepdim, nan_ties):
+    """Where ``x`` holds its slice's extreme ``out`` (with ``nan_ties``, NaNs too)."""
     o = _keep(out, dims, keepdim)
     m = x == o
-    if nan_ties:
-        m = m | (np.isnan(x) & np.isnan(o)) if x.dtype.kind in "fc" else m
-    if type(m) is np.ndarray:
-        # (a row without its maximum, NaN's, gives 0/0 = NaN: ember keeps NumPy's warnings off,
-        # and an errstate context would cost more than the arithmetic)
-        return (m / np.add.reduce(m, dims, np.int64, None, True)).astype(x.dtype)
-    cnt = np.sum(m, axis=dims, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (m / cnt).astype(x.dtype)
+    if nan_ties and (x.dtype.kind in "fc" or x.dtype == D.bfloat16.np):
+        m |= np.isnan(x) & np.isnan(o)
+    return m
+
+
+def _count_np(m, dims):
+    return np.add.reduce(m, dims, np.int64, None, True)
+
+
+def _scale_by_count(ns, g, m, shape, dims, keepdim):
+    """PyTorch's ``scale_grad_by_count(restore_reduced_dims(grad), mask, dims)``: the gradient
+    divided by the number of tied extremes, then put where ``m`` is (ties split it evenly; a
+    slice without its extreme, NaN's, gives 0/0 = NaN)."""
+    if not keepdim and dims is not None and len(shape):
+        g = ns.unsqueeze_dims(g, dims)
+    cnt = ns.data_fn(_count_np, m, dims)
+    if ns is NP and type(g) is np.ndarray:
+        # (NumPy would promote by the count's int64; PyTorch divides in the gradient's type,
+        # half types in float32 with one rounding)
+        dt = g.dtype
+        if dt.itemsize == 2 and dt.kind != "i":
+            q = np.divide(g, cnt, dtype=np.float32).astype(dt)
+        else:
+            q = np.divide(g, cnt, dtype=dt)
+        return np.multiply(q, m, dtype=dt)
+    return (g / cnt) * m
 
 
 def _extreme_vjp(nan_ties):
     def vjp(ns, g, need, x, out, dims, keepdim):
-        w = ns.data_fn(_tie_weights, x, out, dims, keepdim, nan_ties)
-        return (expand_reduced(ns, g, x.shape, dims, keepdim) * w,)
+        m = ns.data_fn(_extreme_mask, x, out, dims, keepdim, nan_ties)
+        return (_scale_by_count(ns, g, m, x.shape, dims, keepdim),)
     return vjp
 
 
@@ -1005,9 +1060,10 @@ def _norm_vjp(ns, g, need, x, out, dims, keepdim, p):
         return (sgn * ge,)
     if p in (_INF, -_INF):
         # (|x| in the result's precision: a complex32 input's float16, as PyTorch's kernel)
-        w = ns.data_fn(lambda a, o: _tie_weights(np.abs(a).astype(o.dtype, copy=False), o, dims,
-                                                 keepdim, False), x, out)
-        return (sgn * (ge * w),)
+        # the maximum of |x|, NaNs counted as maxima (PyTorch's mask: |x| == norm or NaN)
+        m = ns.data_fn(lambda a, o: _extreme_mask(np.abs(a).astype(o.dtype, copy=False), o,
+                                                  dims, keepdim, True), x, out)
+        return (sgn * _scale_by_count(ns, g, m, x.shape, dims, keepdim),)
     ne = expand_reduced(ns, out, x.shape, dims, keepdim)
     n0 = ns.data_fn(np.equal, ne, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
