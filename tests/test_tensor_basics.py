@@ -309,3 +309,48 @@ def test_tensor_new_errors(case):
         t = M.zeros(1, dtype=M.float64)
         return t.new(*[conv(a, M) for a in args], **{k: conv(v, M) for k, v in kwargs.items()})
     raises_same(lambda: call(ember), lambda: call(torch))
+
+
+_KW_FORMS = {
+    "permute(dims=)": lambda L, x: x.permute(dims=(1, 0)),
+    "reshape(shape=)": lambda L, x: x.reshape(shape=(3, 2)),
+    "view(size=)": lambda L, x: x.view(size=(3, 2)),
+    "view(dtype=)": lambda L, x: x.view(dtype=L.int32),
+    "expand(size=)": lambda L, x: x[:1].expand(size=(4, 3)),
+    "repeat(repeats=)": lambda L, x: x.repeat(repeats=(2, 1)),
+    "tile(dims=)": lambda L, x: x.tile(dims=(2,)),
+    "new_zeros(size=)": lambda L, x: x.new_zeros(size=(2,)),
+    "new_ones(size=)": lambda L, x: x.new_ones(size=[2, 2]),
+    "new_empty(size=)": lambda L, x: x.new_empty(size=(2,)).shape,
+    "sum_to_size(size=)": lambda L, x: x.sum_to_size(size=(1, 3)),
+    "flip(dims=)": lambda L, x: x.flip(dims=(0,)),
+    "split(split_size=)": lambda L, x: x.split(split_size=1),
+    "torch.reshape(shape=)": lambda L, x: L.reshape(x, shape=(6,)),
+    "torch.permute(dims=)": lambda L, x: L.permute(x, dims=(1, 0)),
+    # misuse: a bare int by keyword, both forms at once, nothing at all
+    "reshape(shape=6)": lambda L, x: x.reshape(shape=6),
+    "permute(dims=0)": lambda L, x: x[0].permute(dims=0),
+    "new_zeros(size=2)": lambda L, x: x.new_zeros(size=2),
+    "new_zeros(2, size=(2,))": lambda L, x: x.new_zeros(2, size=(2,)),
+    "flip(0, dims=1)": lambda L, x: x.flip(0, dims=1),
+    "flip()": lambda L, x: x.flip(),
+    "new_zeros()": lambda L, x: x.new_zeros(),
+    "new_zeros(pin_memory=True)": lambda L, x: x.new_zeros(2, pin_memory=True),
+}
+
+
+@pytest.mark.parametrize("name", list(_KW_FORMS))
+def test_keyword_forms_of_varargs_methods(name):
+    """Methods taking sizes or dims as varargs take them by PyTorch's keyword too (new_zeros'
+    ``size=`` was silently dropped, giving a 0-dim tensor), with PyTorch's errors."""
+    f = _KW_FORMS[name]
+    got = []
+    for L in (ember, torch):
+        x = L.arange(6.).reshape(2, 3)
+        try:
+            r = f(L, x)
+            got.append(("ok", [t.tolist() for t in r] if isinstance(r, tuple) else
+                        r.tolist() if hasattr(r, "tolist") else tuple(r)))
+        except Exception as e:  # noqa: BLE001 - the exception itself is compared
+            got.append((type(e).__name__, str(e).replace("torch", "ember")))
+    assert got[0] == got[1]

@@ -16,6 +16,7 @@ from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
 from ._registry import method
+from .views import _ABSENT, kw_form
 
 __all__ = [
     "arange",
@@ -588,8 +589,14 @@ def _new_tensor_m(self, data, *, dtype=None, device=None, requires_grad=False) -
 
 
 def _new_filled(fn):
-    def new(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        return fn(*size, dtype=dtype or self.dtype, device=device or self.device,
+    def new(self, *args, size=_ABSENT, dtype=None, device=None, requires_grad=False,
+            layout=None, pin_memory=False):
+        check_factory_options(layout, pin_memory)
+        name = "new_" + fn.__name__
+        args = kw_form(args, size, "size", name)
+        if not args:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return fn(*args, dtype=dtype or self.dtype, device=device or self.device,
                   requires_grad=requires_grad)
     return new
 

@@ -12,6 +12,7 @@ from .. import _layout as _L
 from .._tensor import Tensor, _wrap_dim
 from ._out import with_out
 from ._registry import Op, apply, method, ns_fn, wrap_outputs, wrap_two
+from .views import _ABSENT, kw_form
 
 __all__ = [
     "cat",
@@ -310,8 +311,9 @@ def _ints(args) -> tuple:
     return tuple(int(a) for a in args)
 
 
-def repeat(self: Tensor, *sizes) -> Tensor:
+def repeat(self: Tensor, *sizes, repeats=_ABSENT) -> Tensor:
     """``Tensor.repeat``: tile the tensor ``sizes`` times along each dim (leading dims added)."""
+    sizes = kw_form(sizes, repeats, "repeats", "repeat")
     if not sizes:
         raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     reps = _ints(sizes)
@@ -366,8 +368,15 @@ def flip(input: Tensor, dims) -> Tensor:
     return apply(FLIP, (input,), (dims,))
 
 
-def _flip_method(self: Tensor, *dims) -> Tensor:
-    return flip(self, _ints(dims) if dims else ())
+def _flip_method(self: Tensor, *args, dims=_ABSENT) -> Tensor:
+    dims = kw_form(args, dims, "dims", "flip")
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    return flip(self, _ints(dims))
+
+
+def _tile_method(self: Tensor, *args, dims=_ABSENT) -> Tensor:
+    return tile(self, _ints(kw_form(args, dims, "dims", "tile")))
 
 
 def fliplr(input: Tensor) -> Tensor:
@@ -429,7 +438,7 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 # ---- methods -------------------------------------------------------------------------------
 
 method("repeat", repeat)
-method("tile", lambda self, *dims: tile(self, _ints(dims)))
+method("tile", _tile_method)
 method("flip", _flip_method)
 method("fliplr", fliplr)
 method("flipud", flipud)

@@ -105,6 +105,22 @@ def _fmt(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+_ABSENT = object()
+
+
+def kw_form(args: tuple, kw, name: str, fn: str) -> tuple:
+    """A method's varargs (``x.view(2, 3)``) or the same argument by PyTorch's keyword
+    (``x.view(size=(2, 3))``), which must be a sequence."""
+    if kw is _ABSENT:
+        return args
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument '{name}'")
+    if isinstance(kw, numbers.Integral) or not hasattr(kw, "__iter__"):
+        raise TypeError(f"{fn}(): argument '{name}' must be tuple of ints, not "
+                        f"{type(kw).__name__}")
+    return (kw,)
+
+
 def _shape_arg(shape) -> tuple:
     if len(shape) == 1 and type(shape[0]) is not int and not isinstance(shape[0],
                                                                        numbers.Integral):
@@ -137,8 +153,15 @@ RESHAPE_COPY = Op("reshape_copy", lambda x, in_shape, shape: x.reshape(shape),
 VIEW.fwd = lambda x, in_shape, shape: _view_fwd(x, shape)
 
 
-def view(self: Tensor, *shape) -> Tensor:
-    """``Tensor.view``: a view with a new shape (``-1`` inferred); never copies."""
+def view(self: Tensor, *shape, size=_ABSENT, dtype=_ABSENT) -> Tensor:
+    """``Tensor.view``: a view with a new shape (``-1`` inferred); never copies. (Or a view
+    of the same bytes as another dtype.)"""
+    if dtype is not _ABSENT:
+        if shape or size is not _ABSENT:
+            raise TypeError("view() received an invalid combination of arguments: it takes "
+                            "either a dtype or a size")
+        shape = (dtype,)
+    shape = kw_form(shape, size, "size", "view")
     if len(shape) == 1 and type(shape[0]) is not int and hasattr(shape[0], "is_floating_point"):
         from .copy import view_dtype
         return view_dtype(self, shape[0])
@@ -174,8 +197,9 @@ def _contig_op() -> Op:
     return CONTIG
 
 
-def reshape(self: Tensor, *shape) -> Tensor:
+def reshape(self: Tensor, *args, shape=_ABSENT) -> Tensor:
     """A view when the strides allow, else a copy (``torch.reshape``)."""
+    shape = kw_form(args, shape, "shape", "reshape")
     if not shape:
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     shape = _infer_shape(_shape_arg(shape), self._data.size)
@@ -319,8 +343,9 @@ def t(input: Tensor) -> Tensor:
     return apply(T_OP, (input,))
 
 
-def permute(input: Tensor, *dims) -> Tensor:
+def permute(input: Tensor, *args, dims=_ABSENT) -> Tensor:
     """``torch.permute``."""
+    dims = kw_form(args, dims, "dims", "permute")
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
@@ -491,8 +516,9 @@ def _expand_fast(d: np.ndarray, sizes):
     return _strided_ro(d, tuple(out), tuple(strides))
 
 
-def expand(self: Tensor, *sizes) -> Tensor:
+def expand(self: Tensor, *sizes, size=_ABSENT) -> Tensor:
     """``Tensor.expand``: broadcast size-1 dims without copying (``-1`` keeps a dim)."""
+    sizes = kw_form(sizes, size, "size", "expand")
     if not sizes:
         raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
@@ -548,9 +574,9 @@ def _np_sum_to(x, shape):
     return _sum_to(x, tuple(shape))
 
 
-def sum_to_size(self: Tensor, *size) -> Tensor:
+def sum_to_size(self: Tensor, *args, size=_ABSENT) -> Tensor:
     """Sum ``self`` down to ``size`` (the adjoint of expand)."""
-    size = _shape_arg(size)
+    size = _shape_arg(kw_form(args, size, "size", "sum_to_size"))
     if not size:   # PyTorch's sum_to sums everything for an empty size, even a 0-dim self
         return self.sum()
     if self._data.shape == size:
@@ -901,6 +927,11 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         bounds.append((a, a + s))
         a += s
     return _split(tensor, d, bounds, "split_with_sizes")
+
+
+def _split_method(self: Tensor, split_size, dim: int = 0) -> tuple:
+    """``Tensor.split`` (its argument is called ``split_size``)."""
+    return split(self, split_size, dim)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
@@ -1297,7 +1328,7 @@ for _name, _fn in [("view", view), ("reshape", reshape), ("view_as", view_as),
                    ("t", t), ("expand", expand), ("expand_as", expand_as),
                    ("broadcast_to", broadcast_to), ("select", select), ("narrow", narrow),
                    ("diagonal", diagonal), ("as_strided", as_strided), ("unfold", unfold),
-                   ("unbind", unbind), ("split", split), ("chunk", chunk),
+                   ("unbind", unbind), ("split", _split_method), ("chunk", chunk),
                    ("tensor_split", tensor_split), ("movedim", movedim), ("moveaxis", moveaxis),
                    ("adjoint", adjoint), ("sum_to_size", sum_to_size), ("hsplit", hsplit),
                    ("vsplit", vsplit)]:
