@@ -354,3 +354,11 @@ def test_keyword_forms_of_varargs_methods(name):
         except Exception as e:  # noqa: BLE001 - the exception itself is compared
             got.append((type(e).__name__, str(e).replace("torch", "ember")))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("mf", ["channels_last", "contiguous_format", "preserve_format"])
+def test_cpu_honours_memory_format(mf):
+    e = ember.randn(2, 3, 4, 5)
+    t = torch.randn(2, 3, 4, 5)
+    ye, yt = e.cpu(memory_format=getattr(ember, mf)), t.cpu(memory_format=getattr(torch, mf))
+    assert ye.stride() == yt.stride() and (ye is e) == (yt is t)

@@ -72,7 +72,7 @@ def _cast_fwd(x, npd, mf=None):
     try:
         if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
                                       or (x.ndim > 1 and 1 in x.shape) or not x.size):
-            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd)
+            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd, like=x)
         return D.astype(x, npd)   # (PyTorch's _to_copy layout, not NumPy's "K", above)
     except TypeError:   # NumPy refuses to cast complex32 pairs: through complex64
         if x.dtype != _CH:
@@ -364,5 +364,6 @@ def zero_(self: Tensor) -> Tensor:
 for _name, _fn in [("clone", clone), ("contiguous", contiguous), ("to", to), ("type", type_),
                    ("copy_", copy_), ("fill_", fill_), ("zero_", zero_)]:
     method(_name, _fn)
-method("cpu", lambda self, memory_format=None: self if not self.is_meta else to(self, "cpu"))
+method("cpu", lambda self, memory_format=None: self if memory_format is None and not self.is_meta
+       else to(self, "cpu", memory_format=memory_format or _L.preserve_format))
 method("cuda", lambda self, *a, **k: to(self, "cuda"))
