@@ -72,7 +72,7 @@ def _cast_fwd(x, npd, mf=None):
     try:
         if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
                                       or (x.ndim > 1 and 1 in x.shape) or not x.size):
-            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd, like=x)
+            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd)
         return D.astype(x, npd)   # (PyTorch's _to_copy layout, not NumPy's "K", above)
     except TypeError:   # NumPy refuses to cast complex32 pairs: through complex64
         if x.dtype != _CH:
