@@ -518,3 +518,447 @@ def test_norm_forward_and_tangent(p):
     # copies) once, so they agree to about a half-precision ulp of the largest terms
     e, t = _bits(res[0][1]), _bits(res[1][1])
     np.testing.assert_allclose(e, t, rtol=0, atol=4e-3 * np.abs(t).max())
+
+
+# ---- issue 7: reductions, distances, composites, and what PyTorch refuses ----------------
+
+def _grads_same(f, arrays, strides=False):
+    """``f(lib, *tensors)`` and its gradients (a random cotangent) in both libraries: values,
+    grad_fn name and every gradient, bit for bit."""
+    res = []
+    cot = None
+    for L in LIBS:
+        xs = [L.from_numpy(a.copy()).to(L.chalf).requires_grad_() for a in arrays]
+        out = f(L, *xs)
+        if cot is None:
+            cot = (_z(*out.shape) if out.is_complex() else
+                   RNG.standard_normal(tuple(out.shape)).astype(np.float32))
+        c = L.from_numpy(cot.copy()).to(out.dtype)
+        res.append((out, L.autograd.grad(out, xs, c, allow_unused=True)))
+    (oe, ge), (ot, gt) = res
+    same(oe, ot, strides)
+    assert oe.grad_fn.name() == ot.grad_fn.name().replace("torch::", "ember::")
+    for x, y in zip(ge, gt):
+        assert (x is None) == (y is None)
+        if x is not None:
+            same(x, y, strides=False)
+
+
+def _backward_refused(f, arrays, grad_of=lambda out: out):
+    def g(L):
+        xs = [L.from_numpy(a.copy()).to(L.chalf).requires_grad_() for a in arrays]
+        out = grad_of(f(L, *xs))
+        out.backward(L.ones(out.shape, dtype=out.dtype))
+    raises_same(g)
+
+
+_MEAN_TOO = (lambda L, x: L.var_mean(x, 1), lambda L, x: L.std_mean(x, 0, keepdim=True),
+             lambda L, x: L.std_mean(x), lambda L, x: L.var_mean(x.t(), 1, correction=0))
+
+
+@pytest.mark.parametrize("f", [
+    lambda L, x: x.var(), lambda L, x: x.var(1), lambda L, x: x.var(0, keepdim=True),
+    lambda L, x: x.var(1, unbiased=False), lambda L, x: L.var(x, (0, 1), correction=3),
+    lambda L, x: x.std(), lambda L, x: x.std(0), lambda L, x: L.std(x, 1, correction=0),
+    lambda L, x: x[:1, :1].var(), lambda L, x: x.t().std(1), *_MEAN_TOO])
+def test_var_std_bits(f):
+    a = np.concatenate([_z(40, 9), _z(20, 9, scale=300)])
+    a[5, :] = SPECIAL[:9]
+    a[7, 3] = 1e-7j
+    if f in _MEAN_TOO:
+        # (PyTorch's Welford mean of a part holding an infinity can be NaN, by position; ember's
+        # var_mean of real tensors differs there too)
+        a = a[(np.abs(a) < 6e4).all(1)]
+    te, tt = ember.from_numpy(a.copy()).chalf(), torch.from_numpy(a.copy()).chalf()
+    e, t = f(ember, te), f(torch, tt)
+    for x, y in zip(e if isinstance(e, tuple) else (e,), t if isinstance(t, tuple) else (t,)):
+        same(x, y)
+
+
+def test_var_std_autograd_as_pytorch():
+    a = _z(3, 4)
+    for f in (lambda L, x: x.var(), lambda L, x: x.std(1), lambda L, x: L.var_mean(x, 0)[0],
+              lambda L, x: L.std_mean(x)[0]):
+        _backward_refused(f, (a,))   # var_backward takes self.mean(): a sum
+    _backward_refused(lambda L, x: L.var_mean(x, 1)[1], (a,))   # mean_backward divides
+    for L in LIBS:
+        x = L.from_numpy(a.copy()).chalf().requires_grad_()
+        assert x.var().grad_fn.name() == "VarBackward0"
+        assert L.std_mean(x)[1].grad_fn.name() == "StdMeanBackward0"
+
+    def fw(L):
+        with L.autograd.forward_ad.dual_level():
+            x = L.autograd.forward_ad.make_dual(L.from_numpy(a.copy()).chalf(),
+                                               L.from_numpy(a.copy()).chalf())
+            x.var(0)
+    raises_same(fw)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, 1.5, 0, float("inf"), -float("inf")])
+def test_dist_and_pairwise_distance(p):
+    a, b = _z(6, 7), _z(6, 7)
+    both(lambda L, x, y: L.dist(x, y, p), a, b)
+    both(lambda L, x, y: L.dist(x, y[0], p), a, b)
+    both(lambda L, x, y: x.dist(y.conj(), p), a, b)
+    both(lambda L, x, y: L.nn.functional.pairwise_distance(x, y, p), a, b)
+    both(lambda L, x, y: L.nn.functional.pairwise_distance(x, y, p, 1e-3, True), a, b)
+    both(lambda L, x, y: L.nn.functional.pairwise_distance(x[0], y[0], p), a, b)
+    c, d = _z(300, 3), _z(300, 3)
+    both(lambda L, x, y: L.nn.functional.pairwise_distance(x, y, p), c, d)
+    both(lambda L, x, y: L.stack([L.dist(x[i], y[i], p) for i in range(300)]), c, d)
+    if p == 2:   # the gradient divides the complex32 difference by the norm
+        _backward_refused(lambda L, x, y: L.dist(x, y), (a, b))
+        _backward_refused(lambda L, x, y: L.nn.functional.pairwise_distance(x, y), (a, b))
+    elif p == 0:   # (PyTorch's formula for other negates an undefined gradient)
+        _backward_refused(lambda L, x, y: L.dist(x, y, p), (a, b))
+    else:
+        _grads_same(lambda L, x, y: L.dist(x, y, p), (a, b))
+        _grads_same(lambda L, x, y: L.nn.functional.pairwise_distance(x, y, p), (a, b))
+        # a broadcast operand's gradient is a sum, which PyTorch has no ComplexHalf kernel for
+        _backward_refused(lambda L, x, y: L.dist(x, y[0], p), (a, b))
+
+
+@pytest.mark.parametrize("value", [1, 3, 0.1, 1e-3, 2 - 1j, True])
+def test_addcmul_bits(value):
+    s = np.concatenate([SPECIAL.astype(np.complex64), _z(300), _z(300, scale=200)])
+    a, b, c = s, RNG.permutation(s), RNG.permutation(s)
+    both(lambda L, x, y, z: L.addcmul(x, y, z, value=value), a, b, c)
+    both(lambda L, x, y, z: x.clone().addcmul_(y, z, value=value), a, b, c)
+    both(lambda L, x, y, z: x[:20, None].addcmul(y[:30], z[:1], value=value), a, b, c)
+    _grads_same(lambda L, x, y, z: L.addcmul(x, y, z, value=value), (_z(5, 6), _z(5, 6),
+                                                                      _z(5, 6)))
+
+
+def test_addcmul_mixed_and_refused():
+    a = _z(50)
+    h = RNG.standard_normal(50).astype(np.float16)
+    for f in (lambda L, x, y: L.addcmul(x, y, y), lambda L, x, y: L.addcmul(y, x, y, value=2),
+              lambda L, x, y: L.addcmul(x, x, y.double())):
+        same(f(ember, ember.from_numpy(a.copy()).chalf(), ember.from_numpy(h.copy())),
+             f(torch, torch.from_numpy(a.copy()).chalf(), torch.from_numpy(h.copy())))
+    raises_same(lambda L: L.addcdiv(*(L.ones(2, dtype=L.chalf),) * 3))
+
+
+@pytest.mark.parametrize("rtol,atol", [(1e-5, 1e-8), (1e-3, 0), (0, 1e-3), (0.01, 0.01), (0, 0),
+                                       (2 ** -11 + 2 ** -22, 2 ** -11 + 2 ** -22), (1e-3, 1e5)])
+def test_isclose_allclose(rtol, atol):
+    a = np.concatenate([SPECIAL.astype(np.complex64), _z(3000)])
+    scale = np.logspace(-6, -1, a.size).astype(np.float32)
+    b = (a * (1 + RNG.standard_normal(a.size).astype(np.float32) * scale)
+         + 1e-5 * RNG.standard_normal(a.size)).astype(np.complex64)
+    # and pairs on the boundary, where each rounding of the composite decides
+    c = _z(5000)
+    u = RNG.uniform(0.9, 1.1, c.size) * np.exp(2j * np.pi * RNG.uniform(size=c.size))
+    a = np.concatenate([a, (c + (rtol * np.abs(c) + min(atol, 1)) * u).astype(np.complex64)])
+    b = np.concatenate([b, c])
+    for en in (False, True):
+        both(lambda L, x, y: L.isclose(x, y, rtol, atol, en), a, b)
+        both(lambda L, x, y: x.isclose(y[:1], rtol=rtol, atol=atol, equal_nan=en), a, b)
+        for x, y in ((a, b), (a, a), (b[:5], b[:5]), (a[20:], b[20:])):
+            got = [L.allclose(L.from_numpy(x.copy()).to(L.chalf),
+                              L.from_numpy(y.copy()).to(L.chalf), rtol, atol, en) for L in LIBS]
+            assert got[0] is got[1]
+    raises_same(lambda L: L.isclose(L.ones(2, dtype=L.chalf), L.ones(2, dtype=L.cfloat)))
+    raises_same(lambda L: L.allclose(L.ones(2, dtype=L.chalf), L.ones(2), rtol, atol))
+
+
+def test_kron_outer_diff_l1_loss():
+    a, b = _z(6, 7), _z(5, 4)
+    both(lambda L, x, y: L.kron(x, y), a, b)
+    both(lambda L, x, y: L.outer(x[0], y[0]), a, b)
+    both(lambda L, x, y: L.ger(x[:, 0], y[1]), a, b)
+    both(lambda L, x: L.diff(x, n=3, dim=0), a)
+    both(lambda L, x, y: L.diff(x[:5], dim=1, prepend=y, append=y[:, :1]), a, b)
+    _grads_same(lambda L, x: L.diff(x, n=2, dim=0), (a,))
+    _grads_same(lambda L, x, y: L.diff(x, dim=1, prepend=y[:, :2], append=y[:, :1]),
+                (a, _z(6, 7)))
+    # kron's and outer's gradients sum over the broadcast product: PyTorch has no kernel
+    _backward_refused(lambda L, x, y: L.kron(x, y), (a, b))
+    _backward_refused(lambda L, x, y: L.outer(x[0], y[0]), (a, b))
+    c = _z(6, 7)
+    for red in ("mean", "sum", "none"):
+        both(lambda L, x, y: L.nn.functional.l1_loss(x, y, reduction=red), a, c)
+        _grads_same(lambda L, x, y: L.nn.functional.l1_loss(x, y, reduction=red), (a, c))
+
+
+def test_pad():
+    a = _z(2, 5, 3)
+    for f in (lambda L, x: L.nn.functional.pad(x, (1, 2)),
+              lambda L, x: L.nn.functional.pad(x, (1, 2, 0, 1), value=1.5),
+              lambda L, x: L.nn.functional.pad(x, (1, 1), value=1 + 2 ** -11 + 2 ** -40),
+              lambda L, x: L.nn.functional.pad(x, (2, 0), value=70000.0),
+              lambda L, x: L.nn.functional.pad(x, (1, 0, -1, 2), value=-3),
+              lambda L, x: L.nn.functional.pad(x, (1, 2), mode="circular"),
+              lambda L, x: L.nn.functional.pad(x[None], (1, 2, 2, 1), mode="circular")):
+        both(f, a)
+    _grads_same(lambda L, x: L.nn.functional.pad(x, (1, 2, -1, 1), value=0.3), (a,))
+    _grads_same(lambda L, x: L.nn.functional.pad(x, (2, 1), mode="circular"), (a,))
+    for mode in ("reflect", "replicate"):
+        for p in ((1, 1), (0, 0), (1, 0, 1, 1)):
+            raises_same(lambda L: L.nn.functional.pad(L.ones(2, 3, 3, dtype=L.chalf), p, mode))
+        raises_same(lambda L: L.nn.functional.pad(L.ones(1, 1, 2, 2, 2, dtype=L.chalf),
+                                                  (1,) * 6, mode))
+    # PyTorch's own checks come first
+    raises_same(lambda L: L.nn.functional.pad(L.ones(2, 3, dtype=L.chalf), (3, 3), "reflect"))
+    raises_same(lambda L: L.nn.functional.pad(L.ones(2, 3), (1, 1), value=1j))
+
+
+def test_embedding():
+    w = _z(10, 4)
+    idx = np.array([[1, 3, 3], [0, 9, 5]])
+    both(lambda L, x: L.nn.functional.embedding(L.from_numpy(idx), x), w)
+    both(lambda L, x: L.nn.functional.embedding(L.from_numpy(idx), x, padding_idx=3), w)
+    for max_norm, norm_type in ((1.0, 2.0), (3.0, 1.0), (2.0, float("inf")), (5.0, 3.0)):
+        res = []
+        for L in LIBS:
+            W = L.from_numpy(w.copy()).to(L.chalf)
+            res.append((L.nn.functional.embedding(L.from_numpy(idx), W, max_norm=max_norm,
+                                                  norm_type=norm_type), W))
+        same(res[0][0], res[1][0])
+        same(res[0][1], res[1][1])   # the rows used are renormalised in place
+    for dt in ("chalf", "cfloat"):   # PyTorch's autograd refuses complex embeddings
+        raises_same(lambda L: L.nn.functional.embedding(
+            L.tensor([1]), L.ones(2, 3, dtype=getattr(L, dt), requires_grad=True)))
+    for L in LIBS:
+        with L.no_grad():
+            L.nn.functional.embedding(L.tensor([1]), L.ones(2, 3, dtype=L.chalf,
+                                                            requires_grad=True))
+
+
+def test_svd_refused_unless_empty():
+    for f in (lambda L, x: L.linalg.svd(x), lambda L, x: L.linalg.svdvals(x),
+              lambda L, x: L.svd(x), lambda L, x: L.svd(x, compute_uv=False),
+              lambda L, x: L.linalg.svd(x[None], full_matrices=False)):
+        raises_same(lambda L: f(L, L.ones(2, 3, dtype=L.chalf)))
+        for shape in ((0, 3), (2, 0, 2), (3, 0)):
+            e = f(ember, ember.ones(shape, dtype=ember.chalf))
+            t = f(torch, torch.ones(shape, dtype=torch.chalf))
+            for x, y in zip(e if isinstance(e, tuple) else (e,),
+                            t if isinstance(t, tuple) else (t,)):
+                same(x, y, strides=False)
+    raises_same(lambda L: L.linalg.svd(L.ones(3, dtype=L.chalf)))   # its check first
+
+
+@pytest.mark.parametrize("f", [
+    lambda L, x: L.nn.functional.unfold(x.reshape(1, 1, 2, 2), 1),
+    lambda L, x: L.nn.functional.fold(x.reshape(1, 4, 1), 2, 2),
+    lambda L, x: L.nn.functional.unfold(x.reshape(1, 1, 2, 2), 3),   # (its check first)
+    lambda L, x: L.searchsorted(x, x), lambda L, x: L.searchsorted(x, 1.0),
+    lambda L, x: L.searchsorted(x, x, right=True, sorter=L.tensor([0, 1, 2, 3])),
+    lambda L, x: L.searchsorted(x[:0], x), lambda L, x: L.searchsorted(x.real, x),
+    lambda L, x: L.searchsorted(x, x.real.float()), lambda L, x: L.searchsorted(x.real, 1j),
+    lambda L, x: L.searchsorted(x.real.double(), x), lambda L, x: L.searchsorted(x.cfloat(), 1),
+    lambda L, x: L.bucketize(x, x), lambda L, x: L.bucketize(x.real.float(), x),
+    lambda L, x: L.gather(x, 0, L.tensor([1, 0])), lambda L, x: x.gather(0, L.tensor([9])),
+    lambda L, x: L.take_along_dim(x, L.tensor([1, 0])),
+    lambda L, x: L.take_along_dim(x[None], L.tensor([[1, 0]]), 1),
+    lambda L, x: x.scatter(0, L.tensor([1]), x), lambda L, x: x.scatter(0, L.tensor([1]), 2.0),
+    lambda L, x: x.scatter(0, L.tensor([1]), x, reduce="add"),
+    lambda L, x: x.scatter(0, L.tensor([9]), 2.0, reduce="multiply"),
+    lambda L, x: x.clone().scatter_(0, L.tensor([1]), x),
+    lambda L, x: x.scatter_add(0, L.tensor([9]), x),
+    lambda L, x: x.scatter_reduce(0, L.tensor([1]), x, "sum"),
+    lambda L, x: x.scatter_reduce(0, L.tensor([1]), x, "amax", include_self=False),
+    lambda L, x: x.scatter(0, L.tensor([1.0]), x),   # (its check first)
+    lambda L, x: x.requires_grad_().scatter_(0, L.tensor([1]), x),
+])
+def test_refused_as_pytorch_issue7(f):
+    raises_same(lambda L: f(L, L.tensor([1 + 2j, 3 - 1j, 0.5j, 2], dtype=L.chalf)))
+
+
+def test_empty_indices_run():
+    a = _z(2, 3)
+    e = np.zeros((2, 0), np.int64)
+    for f in (lambda L, x: L.gather(x, 1, L.from_numpy(e)),
+              lambda L, x: L.take_along_dim(x, L.from_numpy(e), 1),
+              lambda L, x: x.scatter(1, L.from_numpy(e), x),
+              lambda L, x: x.scatter(1, L.from_numpy(e), 2.0),
+              lambda L, x: x.scatter_reduce(1, L.from_numpy(e), x, "sum", include_self=False),
+              lambda L, x: L.searchsorted(x[0], x[:, :0])):
+        both(f, a, strides=False)
+
+
+_CONVS = [
+    ("conv1d", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b), (2, 3, 30), (4, 3, 5)),
+    ("conv1d", lambda L, x, w, b: L.nn.functional.conv1d(x[0], w, None, 2, 1), (2, 3, 30),
+     (4, 3, 5)),
+    ("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, L.cat([b, b]), padding=1),
+     (2, 64, 12, 12), (8, 64, 3, 3)),
+    ("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, 2, (1, 2), 2), (2, 6, 11, 9),
+     (4, 6, 3, 2)),
+    ("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, b[:2], groups=2), (2, 6, 7, 7),
+     (2, 3, 3, 3)),
+    ("conv2d", lambda L, x, w, b: L.nn.functional.conv2d(x, w, None, padding="same"),
+     (2, 6, 7, 8), (4, 6, 4, 3)),
+    ("conv3d", lambda L, x, w, b: L.nn.functional.conv3d(x, w, b, (2, 1, 1), 0, (1, 2, 1)),
+     (2, 5, 5, 6, 5), (4, 5, 2, 2, 3)),
+    ("conv_transpose1d", lambda L, x, w, b: L.nn.functional.conv_transpose1d(x, w, b[:3]),
+     (2, 3, 10), (3, 3, 3)),
+    ("conv_transpose2d", lambda L, x, w, b: L.nn.functional.conv_transpose2d(x, w, b, 2, 1, 1),
+     (2, 24, 5, 6), (24, 4, 3, 3)),
+    ("conv_transpose2d", lambda L, x, w, b: L.nn.functional.conv_transpose2d(
+        x, w, None, (1, 2), 0, 0, 3, 2), (2, 12, 6, 5), (12, 2, 3, 2)),
+    ("conv_transpose3d", lambda L, x, w, b: L.nn.functional.conv_transpose3d(x, w, b[:3], 2),
+     (2, 10, 3, 4, 3), (10, 3, 2, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CONVS)))
+def test_convolutions_bits(case):
+    """PyTorch convolves complex32 with three float16 convolutions (Gauss's trick) in its slow
+    CPU kernels; their float32 reductions and roundings are ember._chalf_conv's."""
+    _, f, xs, ws = _CONVS[case]
+    x, w, b = _z(*xs), _z(*ws, scale=0.5), _z(4)
+    x.reshape(-1)[:len(SPECIAL)] = SPECIAL   # (infinities and NaNs spread as PyTorch's do)
+    both(f, x, w, b)
+    # gradients, recorded as PyTorch records them (ConvolutionBackward0 nodes under the Gauss
+    # composite): the input's bit for bit; the weight's and the bias's come from ember's
+    # float16 backward (rounded once from float32), PyTorch's from CPU-dependent vectorised
+    # reductions, so they agree to a few float16 ulps
+    x = _z(*xs)
+    cot = _z(*f(torch, *[torch.from_numpy(a).chalf() for a in (x, w, b)]).shape)
+    res = []
+    for L in LIBS:
+        t = [L.from_numpy(a.copy()).chalf().requires_grad_() for a in (x, w, b)]
+        out = f(L, *t)
+        c = L.from_numpy(cot.copy()).chalf()
+        gs = L.autograd.grad(out, t, c, allow_unused=True)
+        gx = L.autograd.grad(f(L, t[0], t[1].detach(), t[2].detach()), t[0], c)[0]
+        res.append((out, gx, gs, out.grad_fn.name(), out.grad_fn.next_functions[0][0].name()))
+    same(res[0][0], res[1][0], strides=False)
+    same(res[0][1], res[1][1], strides=False)
+    assert res[0][3:] == res[1][3:]
+    tx, tw = _z(*xs), _z(*ws)   # forward AD: the tangent's float16 convolutions, bit for bit
+    tan = []
+    for L in LIBS:
+        fw = L.autograd.forward_ad
+        with fw.dual_level():
+            X = fw.make_dual(L.from_numpy(x.copy()).chalf(), L.from_numpy(tx.copy()).chalf())
+            W = fw.make_dual(L.from_numpy(w.copy()).chalf(), L.from_numpy(tw.copy()).chalf())
+            tan.append(fw.unpack_dual(f(L, X, W, L.from_numpy(b.copy()).chalf())).tangent)
+    same(tan[0], tan[1], strides=False)
+    for ge, gt in zip(res[0][2], res[1][2]):
+        assert (ge is None) == (gt is None)
+        if ge is not None:
+            assert ge.dtype is ember.chalf and gt.dtype is torch.chalf
+            e, t = _bits(ge), _bits(gt)
+            np.testing.assert_allclose(e, t, rtol=0, atol=4e-3 * np.abs(t).max())
+
+
+def test_matrix_norm_and_cond():
+    a = _z(3, 4, 5)
+    for o in ("fro", 1, -1, float("inf"), -float("inf")):   # (vector norms and amax/amin)
+        both(lambda L, x: L.linalg.matrix_norm(x, o), a, strides=False)
+        both(lambda L, x: L.linalg.matrix_norm(x, o, dim=(0, 2), keepdim=True), a,
+             strides=False)
+        both(lambda L, x: L.linalg.norm(x[0], o), a, strides=False)
+    for o in ("nuc", 2, -2, 3, "abc"):   # (the SVD-based ones refuse half precision)
+        raises_same(lambda L: L.linalg.matrix_norm(L.ones(2, 2, dtype=L.chalf), o))
+    raises_same(lambda L: L.norm(L.ones(2, 2, dtype=L.chalf), "nuc"))
+    for shape in ((2, 2), (2, 3), (0, 2, 2), (2, 3, 0), (2, 0, 0)):
+        for p in (None, 2, -2, 1, -1, float("inf"), "fro", "nuc", 3):
+            def f(L):
+                return L.linalg.cond(L.ones(shape, dtype=L.chalf), p)
+            try:
+                t = f(torch)
+            except Exception:   # noqa: BLE001 -- compared by raises_same
+                raises_same(f)
+            else:
+                same(f(ember), t)
+
+
+@pytest.mark.parametrize("f", [
+    lambda L, x: L.take(x, L.tensor([0, 9])), lambda L, x: x.put(L.tensor([0]), x[:1]),
+    lambda L, x: x.put(L.tensor([0]), x[:1], accumulate=True),
+    lambda L, x: L.rot90(x.reshape(2, 2)), lambda L, x: L.rot90(x.reshape(2, 2), 2),
+    lambda L, x: L.unique(x), lambda L, x: L.unique(x[:0]), lambda L, x: L.unique(x, dim=0),
+    lambda L, x: L.unique_consecutive(x), lambda L, x: x.masked_scatter(x.abs() > 9, x),
+    lambda L, x: x.clone().masked_scatter_(x.abs() > 1, x),
+    lambda L, x: L.nn.functional.pixel_shuffle(x.reshape(1, 4, 1, 1), 2),
+    lambda L, x: L.nn.functional.pixel_unshuffle(x.reshape(1, 1, 2, 2), 2),
+    lambda L, x: L.nn.functional.channel_shuffle(x.reshape(1, 4, 1, 1), 2),
+    lambda L, x: L.nan_to_num(x), lambda L, x: L.nan_to_num(x[:0].requires_grad_()),
+    lambda L, x: L.equal(x, x), lambda L, x: L.equal(x, x.clone()),
+    lambda L, x: L.equal(x, x.conj()), lambda L, x: L.equal(x, x.real),
+    lambda L, x: L.linalg.cross(x[:3], x[1:]), lambda L, x: L.lerp(x, x, x),
+    lambda L, x: L.lerp(x, x, x.real), lambda L, x: L.nn.functional.linear(x, x[None]),
+    lambda L, x: L.einsum("i,i->", x, x), lambda L, x: L.eye(2, dtype=L.chalf),
+    lambda L, x: L.linalg.matrix_power(x.reshape(2, 2), 0),
+    lambda L, x: L.nn.functional.dropout(x, 0.5),
+    lambda L, x: L.nn.functional.dropout2d(x.reshape(1, 2, 2, 1), 0.5),
+    lambda L, x: L.nn.functional.interpolate(x.reshape(1, 1, 4), size=8),
+    lambda L, x: L.nn.functional.interpolate(x.reshape(1, 1, 4, 1, 1), size=(8, 1, 1)),
+    lambda L, x: L.nn.functional.interpolate(x.reshape(1, 1, 4), size=8, mode="nearest-exact"),
+])
+def test_refused_as_pytorch_more(f):
+    raises_same(lambda L: f(L, L.tensor([1 + 2j, 3 - 1j, 0.5j, 2], dtype=L.chalf)))
+
+
+@pytest.mark.parametrize("name", [
+    "cholesky", "cholesky_inverse", "cholesky_solve", "linalg.ldl_factor_ex",
+    "linalg.matrix_rank", "geqrf", "linalg.lu", "linalg.lu_factor_ex", "linalg.vecdot",
+    "triangular_solve", "linalg.inv", "linalg.slogdet", "logdet", "linalg.det", "det",
+    "linalg.matrix_exp", "linalg.qr", "linalg.cholesky", "linalg.cholesky_ex", "linalg.lstsq",
+    "linalg.lu_factor", "linalg.solve", "linalg.solve_ex", "linalg.eig", "linalg.eigvals",
+    "linalg.tensorsolve", "linalg.householder_product", "linalg.lu_solve",
+    "linalg.solve_triangular"])
+def test_linalg_refused_as_pytorch(name):
+    def f(L):
+        x = L.tensor([[1 + 2j, 3 - 1j], [0, -1j]], dtype=L.chalf)
+        b = L.ones(2, 1, dtype=L.chalf)
+        fn = L
+        for part in name.split("."):
+            fn = getattr(fn, part)
+        extra = {"cholesky_solve": (b, x), "triangular_solve": (b, x), "linalg.lstsq": (x, b),
+                 "linalg.solve": (x, b), "linalg.solve_ex": (x, b), "linalg.vecdot": (x, x),
+                 "linalg.tensorsolve": (x, b[:, 0]), "linalg.householder_product": (x, x[0]),
+                 "linalg.lu_solve": (x, L.tensor([1, 2], dtype=L.int32), b)}
+        if name == "linalg.solve_triangular":
+            return fn(x, b, upper=True)
+        return fn(*extra.get(name, (x,)))
+    raises_same(f)
+
+
+def test_all_any_equal_conj_physical():
+    a = np.array([[complex(-0.0, 0), complex(0, -0.0)], [1j, complex(np.nan, 0)],
+                  [0, 0], [2, 1e-7]], np.complex64)
+    for f in (lambda L, x: x.all(), lambda L, x: x.any(), lambda L, x: x.all(1),
+              lambda L, x: L.any(x, 0, keepdim=True), lambda L, x: x[:0].all(),
+              lambda L, x: L.all(x, 1, out=L.empty(4, dtype=L.bool)),
+              lambda L, x: x.clone().conj_physical_(), lambda L, x: x.conj_physical(),
+              lambda L, x: L.rot90(x, 3), lambda L, x: L.rot90(x, 1, (1, 0)),
+              lambda L, x: L.take(x, L.zeros(0, dtype=L.int64)),
+              lambda L, x: x.put(L.zeros(0, dtype=L.int64), x[:0, 0]),
+              lambda L, x: x.scatter_add(0, L.zeros(0, 2, dtype=L.int64), x),
+              lambda L, x: L.nn.functional.pixel_shuffle(x[:0].reshape(0, 4, 1, 1), 2)):
+        both(f, a, strides=False)
+    got = []
+    for L in LIBS:
+        x = L.from_numpy(a.copy()).chalf()
+        got.append((L.equal(x, x.cfloat()), L.equal(x[2:], x[2:].cfloat()), L.equal(x, x.t()),
+                    L.equal(x[0], x)))
+    assert got[0] == got[1] == (False, True, False, False), got   # (NaN != NaN)
+
+
+def test_index_reduce():
+    """Only prod runs (on matrices and up): each source slice multiplied in turn, rounded."""
+    a, s = _z(5, 6), _z(7, 6)
+    a.reshape(-1)[:13] = SPECIAL
+    ix = [0, 2, 0, 4, 0, 2, 1]
+    both(lambda L, x, y: x.index_reduce(0, L.tensor(ix), y, "prod"), a, s)
+    both(lambda L, x, y: x.clone().index_reduce_(0, L.tensor(ix), y, "prod"), a, s)
+    both(lambda L, x, y: x.index_reduce(1, L.tensor([1, 1, 5, 1]), y[:5, :4], "prod"), a, s)
+    for red in ("mean", "amax", "amin"):
+        raises_same(lambda L: L.ones(3, 2, dtype=L.chalf).index_reduce(
+            0, L.tensor([0]), L.ones(1, 2, dtype=L.chalf), red))
+        both(lambda L, x, y: x.index_reduce(0, L.zeros(0, dtype=L.int64), y[:0], red), a, s)
+    raises_same(lambda L: L.ones(3, 2, dtype=L.chalf).index_reduce(
+        0, L.zeros(0, dtype=L.int64), L.ones(0, 2, dtype=L.chalf), "prod", include_self=False))
+    for f in (lambda L: L.ones(3, dtype=L.chalf).index_reduce(0, L.tensor([0, 1]),
+                                                             L.ones(2, dtype=L.chalf), "prod"),
+              lambda L: L.ones((), dtype=L.chalf).index_reduce(0, L.tensor([0]),
+                                                              L.ones((), dtype=L.chalf), "prod")):
+        raises_same(f)
+    for dt in ("chalf", "cfloat"):   # (PyTorch's autograd refuses complex outputs here)
+        raises_same(lambda L: L.ones(3, 2, dtype=getattr(L, dt), requires_grad=True).index_reduce(
+            0, L.tensor([0]), L.ones(1, 2, dtype=getattr(L, dt)), "prod"))

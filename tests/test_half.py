@@ -12,28 +12,27 @@ the leftover tail in scalar code that rounds an intermediate to the half type (r
 add/sub with alpha); ember gives the vectorised body's result for every element.
 
 softmax, log_softmax, gelu (both approximations), silu, elu/selu/celu, mish, softplus,
-logsigmoid, erf (and their gradients), cumprod's and prod's gradients (zeros included),
-layer_norm's gradient and float16 mm/addmm/linear are exact: ember reproduces PyTorch's
-vectorised float32 arithmetic for them (SLEEF's expf and tanhf, the Abramowitz-Stegun erf,
-the FMAs GCC contracts, lane-wise sums, the reference BLAS's summation orders;
-src/ember/_ops/_opmath.py).
+logsigmoid, erf, sigmoid, sinc, sin, cos (and their gradients), cumprod's and prod's gradients
+(zeros included), layer_norm (forward and input gradient, any row length), float16
+mm/addmm/linear/matmul/bmm in every memory layout (scaled addmm included), bfloat16
+mm/addmm/linear/bmm, and two-operand contracting einsums are exact: ember reproduces
+PyTorch's arithmetic for them (SLEEF's expf and tanhf, the Abramowitz-Stegun erf, the FMAs
+GCC contracts, lane-wise sums, the reference BLAS's summation orders and its vectorised dot
+kernel, oneDNN's bfloat16 GEMM and gelu, PyTorch's Welford row moments;
+src/ember/_ops/_opmath.py). Some of PyTorch 2.13's kernels run their 256-bit build on this
+AVX512 machine (the float16 dot kernel, layer_norm), and ember follows what each kernel
+does, measured bit for bit.
 
 Compared within 1 half-ulp (``ULP1``), and why:
-  * sinc: NumPy's float32 sin against SLEEF's;
-  * bfloat16 gelu (approximate="none"): PyTorch runs oneDNN's float32 gelu for bfloat16;
-  * float16 matmul/einsum/bmm gradients: a GEMM whose second operand is column-major runs
-    PyTorch's vectorised dot kernel, whose order ember reproduces only when the reduction
-    length leaves no whole float vectors after its 64-element steps;
   * the silu tangent (forward AD): PyTorch runs its composite backward op by op in the half
     type there, and its fused kernel in reverse mode, which ember follows.
 
 Not covered (known differences): a full prod over 32 or more contiguous half elements
-(PyTorch multiplies in vector lanes), layer_norm's forward (PyTorch's Welford moments: the
-half-rounded mean differs for about 0.5% of rows, and then that row's gradient too), its
-gradient for rows that are not a multiple of 16 long with a weight, scaled addmm (beta or
-alpha not 1) and GEMMs over 2^24 multiply-adds (float32 BLAS: within an ulp), integer
-exponents 3 / -1 / -2 of bfloat16 pow (1 ulp), and the sign of some zeros
-(hardshrink/softshrink results, hardswish's gradient at -1.5), which float32 shares.
+(PyTorch multiplies in vector lanes), baddbmm/addbmm, einsums of three or more operands or
+without a contraction (ember sums in float32 and rounds once, within an ulp), GEMMs over
+2^24 multiply-adds (float32 BLAS: within an ulp), integer exponents 3 / -1 / -2 of bfloat16
+pow (1 ulp), and the sign of some zeros (hardshrink/softshrink results, hardswish's gradient
+at -1.5), which float32 shares.
 """
 from __future__ import annotations
 
@@ -245,14 +244,11 @@ MATMUL = {
     "linear": lambda L, a, b: L.nn.functional.linear(a.reshape(16, 64), b.reshape(16, 64)),
 }
 
-ULP1 = {"sinc"}
-ULP1_BF16 = {"gelu"}    # oneDNN's float32 gelu (see the module docstring)
-# oneDNN's bfloat16 gelu departs further from the float32 formula in its tails (|x| > 3)
-SKIP_BF16 = {"gelu_wide"}
-# float16 GEMMs follow PyTorch's reference BLAS order (_opmath.half_gemm); its vectorised dot
-# kernel (a column-major second operand, as in these gradients) is not reproduced for a
-# reduction length that leaves whole float vectors after its 64-element steps
-ULP1_F16_MATMUL = {"matmul", "einsum", "bmm"}
+ULP1: set = set()
+ULP1_BF16: set = set()
+SKIP_BF16: set = set()
+# PyTorch's einsum runs permuted bmm calls; ember contracts in float32 and rounds once
+ULP1_F16_MATMUL: set = set()
 
 
 def _ulp(name: str, dt: str) -> int:
@@ -413,3 +409,258 @@ def test_double_to_half_rounds_through_float(case):
         re = _DOUBLE_ROUNDING[case](ember, ember.tensor(v, dtype=ember.float64))
     assert rt.dtype == torch.float16 and str(re.dtype) == "ember.float16"
     np.testing.assert_array_equal(re.numpy(), rt.numpy())
+
+
+# ---- float16 GEMMs over shapes and memory layouts ---------------------------------------------
+# PyTorch's reference BLAS picks its kernel (and so its float32 summation order) by the
+# operands' strides; odd sizes exercise the dot kernel's vector and scalar tails, a result
+# with one column PyTorch's untransposed route, and alpha/beta its scalar handling.
+
+_GEMM_SHAPES = [(5, 7, 3), (17, 33, 9), (16, 64, 16), (9, 100, 13), (31, 130, 20), (8, 200, 8),
+                (3, 16, 2), (2, 48, 5), (40, 37, 41), (6, 333, 7), (1, 40, 7), (7, 40, 1),
+                (1, 77, 1), (5, 1, 6)]
+_LAYOUTS = ("row", "col", "slice", "colslice")
+_GEMM_SCALARS = {"mm": [None], "matmul": [None], "linear": [None], "linear_bias": [None],
+                 "addmm": [(1.0, 1.0), (0.5, 1.3), (0.0, 1.3), (-2.0, 0.3)],
+                 "addmm_row": [(1.0, 1.0), (1.0, 0.7)], "addmm_col": [(0.7, 1.0), (0.5, 1.3)],
+                 "addmm_0d": [(1.0, 1.0), (1.5, 0.7)]}
+
+
+def _operand(rs, r: int, c: int, layout: str):
+    """An (r, c) float16 operand in both libraries: row-major, column-major (a transpose),
+    strided (a sliced view) or a sliced transpose."""
+    shape, view = {
+        "row": ((r, c), lambda t: t),
+        "col": ((c, r), lambda t: t.t()),
+        "slice": ((r + 3, 2 * c + 1), lambda t: t[1:r + 1, 0:2 * c:2]),
+        "colslice": ((c + 2, r + 5), lambda t: t[1:c + 1, 2:r + 2].t()),
+    }[layout]
+    x = rs.randn(*shape).astype(np.float32)
+    return (view(torch.from_numpy(x).to(torch.float16)),
+            view(ember.from_numpy(x.copy()).to(ember.float16)))
+
+
+def _gemm(L, op, a, b, c, scalars):
+    if op == "mm":
+        return L.mm(a, b)
+    if op == "matmul":
+        return a @ b
+    if op == "linear":
+        return L.nn.functional.linear(a, b.t())
+    if op == "linear_bias":
+        return L.nn.functional.linear(a, b.t(), c)
+    beta, alpha = scalars
+    return L.addmm(c, a, b, beta=beta, alpha=alpha)
+
+
+@pytest.mark.parametrize("op", sorted(_GEMM_SCALARS))
+def test_f16_gemm_layouts(op):
+    rs = np.random.RandomState(len(op))
+    checked = 0
+    for (m, k, n) in _GEMM_SHAPES:
+        for la in _LAYOUTS:
+            for lb in _LAYOUTS:
+                (ta, ea), (tb, eb) = _operand(rs, m, k, la), _operand(rs, k, n, lb)
+                cs = {"addmm": (m, n), "addmm_col": (m, 1), "addmm_0d": ()}.get(op, (n,))
+                cx = np.asarray(rs.randn(*cs), np.float32)
+                tc = torch.from_numpy(cx).to(torch.float16)
+                ec = ember.from_numpy(cx.copy()).to(ember.float16)
+                for sc in _GEMM_SCALARS[op]:
+                    assert_same(_gemm(torch, op, ta, tb, tc, sc), _gemm(ember, op, ea, eb, ec, sc),
+                                0, f"{op} {(m, k, n)} {la} x {lb} {sc}")
+                    checked += m * n
+    assert checked > 20000
+
+
+# ---- every finite half value through a few elementwise kernels --------------------------------
+
+def _all_finite(dt: str) -> np.ndarray:
+    if dt == "float16":
+        v = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    else:
+        v = (np.arange(65536, dtype=np.uint32) << 16).view(np.float32)
+    return v[np.isfinite(v)]
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", ["sigmoid", "sinc", "sin", "cos"])
+def test_unary_every_value(name, dt):
+    """Forward and gradient over every finite value (about 64k), whole and with a 5-element
+    offset (so other values fall in PyTorch's scalar tail): sigmoid's SLEEF expf body, sinc's
+    scalar glibc sinf, float16 cos through float32."""
+    x = _all_finite(dt)
+    g = np.random.RandomState(3).randn(x.size).astype(np.float32)
+    for off in (0, 5):
+        (t, e), (gt, ge) = _pair(x[off:], dt, True), _pair(g[off:], dt)
+        rt, re = getattr(torch, name)(t), getattr(ember, name)(e)
+        assert_same(rt, re, 0, name)
+        assert_same(torch.autograd.grad(rt, t, gt)[0], ember.autograd.grad(re, e, ge)[0], 0,
+                    name + " grad")
+
+
+def _cancel_rows(rs, m: int, k: int) -> np.ndarray:
+    """Rows holding 2^12, -2^12 and 2^-13 at random places (zeros elsewhere): whether the small
+    value survives tells which products a summation order adds before the big two cancel."""
+    x = np.zeros((m, k), np.float32)
+    for r in range(m):
+        u, v, w = rs.choice(k, 3, replace=False)
+        x[r, u], x[r, v], x[r, w] = 2.0 ** 12, -(2.0 ** 12), 2.0 ** -13
+    return x
+
+
+def _laid_out(x: np.ndarray, layout: str, L):
+    r, c = x.shape
+    if layout == "col":
+        return L.from_numpy(np.ascontiguousarray(x.T)).to(L.bfloat16).t()
+    if layout == "slice":
+        base = np.zeros((r, 2 * c + 1), np.float32)
+        base[:, 0:2 * c:2] = x
+        return L.from_numpy(base).to(L.bfloat16)[:, 0:2 * c:2]
+    return L.from_numpy(x.copy()).to(L.bfloat16)
+
+
+@pytest.mark.parametrize("k", [30, 300, 700, 1100])
+def test_bf16_gemm_summation_order(k):
+    """bfloat16 mm: PyTorch's reference kernels up to 16^3 multiply-adds, oneDNN's
+    AVX512-BF16 kernel beyond (pairs of products, 512- or 1024-long reduction blocks), told
+    apart by cancelling rows over shapes and layouts."""
+    rs = np.random.RandomState(k)
+    checked = 0
+    for (m, n) in [(8, 8), (1, 16), (16, 1), (3, 40), (40, 3), (2, 2)]:
+        y = np.ones((k, n), np.float32)
+        y[::3] = 2.0
+        for la in ("row", "col", "slice"):
+            for lb in ("row", "col"):
+                x = _cancel_rows(rs, m, k)
+                rt = torch.mm(_laid_out(x, la, torch), _laid_out(y, lb, torch))
+                re = ember.mm(_laid_out(x, la, ember), _laid_out(y, lb, ember))
+                assert_same(rt, re, 0, f"bf16 mm {(m, k, n)} {la} x {lb}")
+                checked += m * n
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("op", ["mm", "linear_bias", "addmm", "addmm_row"])
+def test_bf16_gemm_layouts(op):
+    rs = np.random.RandomState(len(op) + 1)
+    shapes = [(5, 7, 3), (17, 33, 9), (9, 100, 13), (40, 37, 41), (3, 600, 5), (6, 1100, 4),
+              (1, 700, 9), (9, 700, 1)]
+    for (m, k, n) in shapes:
+        for la in ("row", "col", "slice"):
+            for lb in ("row", "col", "colslice"):
+                a = rs.randn(m, k).astype(np.float32)
+                b = rs.randn(k, n).astype(np.float32)
+                ta, ea = (_operand_view(_laid_out(a, "row", L), la) for L in (torch, ember))
+                tb, eb = (_operand_view(_laid_out(b, "row", L), lb) for L in (torch, ember))
+                cs = (m, n) if op == "addmm" else (n,)
+                cx = np.asarray(rs.randn(*cs), np.float32)
+                tc, ec = (L.from_numpy(cx.copy()).to(L.bfloat16) for L in (torch, ember))
+                for sc in _GEMM_SCALARS.get(op, [None])[:2]:
+                    assert_same(_gemm(torch, op, ta, tb, tc, sc), _gemm(ember, op, ea, eb, ec, sc),
+                                0, f"bf16 {op} {(m, k, n)} {la} x {lb} {sc}")
+
+
+def _operand_view(t, layout: str):
+    """The same values in another memory layout (a copy laid out so, then a view of it)."""
+    if layout == "col":
+        return t.t().contiguous().t()
+    if layout == "slice":
+        r, c = t.shape
+        base = t.new_zeros((r + 3, 2 * c + 1))
+        base[1:r + 1, 0:2 * c:2] = t
+        return base[1:r + 1, 0:2 * c:2]
+    if layout == "colslice":
+        r, c = t.shape
+        base = t.new_zeros((c + 2, r + 5))
+        base[1:c + 1, 2:r + 2] = t.t()
+        return base[1:c + 1, 2:r + 2].t()
+    return t
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_bf16_gelu_every_value(layout):
+    """bfloat16 gelu (exact erf) over every finite value: PyTorch hands a contiguous input to
+    oneDNN (a minimax-polynomial erf forward, an Abramowitz-Stegun backward with oneDNN's exp,
+    denormals flushed) and runs its own kernel otherwise."""
+    x = _all_finite("bfloat16")
+    x = x[: x.size - x.size % 64].reshape(64, -1)
+    g = np.random.RandomState(5).randn(*x.shape).astype(np.float32)
+    (t, e), (gt, ge) = _pair(x, "bfloat16", True), _pair(g, "bfloat16")
+    if layout == "transposed":
+        t, e = t.detach().t().requires_grad_(), e.detach().t().requires_grad_()
+        gt, ge = gt.t(), ge.t()
+    rt, re = torch.nn.functional.gelu(t), ember.nn.functional.gelu(e)
+    assert_same(rt, re, 0, "gelu")
+    assert_same(torch.autograd.grad(rt, t, gt)[0], ember.autograd.grad(re, e, ge)[0], 0,
+                "gelu grad")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_rows(dt, affine):
+    """layer_norm over rows of many lengths (tails included): PyTorch's Welford moments with
+    its cascade and lane merge, the fused scale-shift, and the backward's reduced-type
+    map-reduce sums (its 256-bit kernels), checked with coarse data whose means often fall
+    on half-precision ties."""
+    checked = 0
+    for n in (1, 5, 16, 31, 33, 64, 100, 515, 1100):
+        rows = max(4, 3000 // n)
+        rs = np.random.RandomState(n)
+        x = (rs.randint(-64, 64, size=(rows, n)) / 16 + rs.uniform(-2, 2)).astype(np.float32)
+        x[: rows // 2] = (rs.randn(rows // 2, n) * 3 + 0.5).astype(np.float32)
+        (t, e), (gt, ge) = _pair(x, dt, True), _pair(rs.randn(rows, n).astype(np.float32), dt)
+        wb = [_pair(rs.randn(n).astype(np.float32), dt) for _ in range(2)] if affine else \
+            [(None, None)] * 2
+        rt = torch.nn.functional.layer_norm(t, (n,), wb[0][0], wb[1][0])
+        re = ember.nn.functional.layer_norm(e, (n,), wb[0][1], wb[1][1])
+        assert_same(rt, re, 0, f"layer_norm n={n}")
+        assert_same(torch.autograd.grad(rt, t, gt)[0], ember.autograd.grad(re, e, ge)[0], 0,
+                    f"layer_norm grad n={n}")
+        checked += rows * n
+    assert checked > 20000
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("k", [5, 300, 700, 1100])
+def test_bmm_summation_order(dt, k):
+    """bmm over batches of cancelling rows in all four layouts: a naive running sum below 400
+    multiply-adds a matrix, PyTorch's per-matrix GEMM kernels, and for bfloat16 beyond 16^3
+    multiply-adds in all oneDNN's batched kernel (its reduction blocks depend on the first
+    operand's layout)."""
+    rs = np.random.RandomState(k)
+    for (b, m, n) in [(4, 8, 8), (4, 16, 1), (2, 9, 40), (20, 2, 3)]:
+        x = _cancel_rows(rs, b * m, k).reshape(b, m, k)
+        y = np.ones((b, k, n), np.float32)
+        y[:, ::3] = 2.0
+        for ta in (False, True):
+            for tb in (False, True):
+                ops = []
+                for L in (torch, ember):
+                    ops.append([L.from_numpy(np.ascontiguousarray(v.transpose(0, 2, 1)))
+                                .to(getattr(L, dt)).transpose(1, 2) if t else
+                                L.from_numpy(v.copy()).to(getattr(L, dt))
+                                for v, t in ((x, ta), (y, tb))])
+                assert_same(torch.bmm(*ops[0]), ember.bmm(*ops[1]), 0,
+                            f"{dt} bmm {(b, m, k, n)} {ta} {tb}")
+
+
+_EINSUMS = [("ij,jk->ik", (13, 40), (40, 9)), ("ij,kj->ik", (13, 40), (9, 40)),
+            ("bij,bjk->bik", (3, 7, 50), (3, 50, 6)), ("bij,bkj->bki", (3, 7, 50), (3, 6, 50)),
+            ("ik,kj->ji", (11, 64), (64, 5)), ("abc,cd->abd", (2, 5, 70), (70, 4)),
+            ("ij,ij->i", (6, 90), (6, 90)), ("ji,jk->ik", (33, 12), (33, 10))]
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("case", range(len(_EINSUMS)))
+def test_einsum_two_operands(case, dt):
+    """A two-operand einsum and its gradients: PyTorch permutes and reshapes the operands for
+    one bmm (whose kernel depends on the resulting layouts), and differentiates through it."""
+    eq, sa, sb = _EINSUMS[case]
+    rs = np.random.RandomState(case)
+    a = _cancel_rows(rs, int(np.prod(sa)) // sa[-1], sa[-1]).reshape(sa)
+    b = rs.randn(*sb).astype(np.float32)
+    (ta, ea), (tb, eb) = _pair(a, dt, True), _pair(b, dt, True)
+    rt, re = torch.einsum(eq, ta, tb), ember.einsum(eq, ea, eb)
+    assert_same(rt, re, 0, eq)
+    gt, ge = _pair(rs.randn(*rt.shape).astype(np.float32), dt)
+    for p, q in zip(torch.autograd.grad(rt, (ta, tb), gt), ember.autograd.grad(re, (ea, eb), ge)):
+        assert_same(p, q, 0, eq + " grad")

@@ -3,6 +3,7 @@ channels_last) after every op family, on inputs of many layouts (issue 7 item 3)
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -167,6 +168,25 @@ OPS = {
     "clamp_t": lambda L, x: x.clamp(x[:1], x[:1] + 1),
     "addcdiv": lambda L, x: L.addcdiv(x, x[:1], x[..., :1] + 2),
     "lerp_t": lambda L, x: L.lerp(x, x.contiguous(), x),
+    # scatters: a plain result (structured kernels), a clone of self, or self's exact strides
+    "scatter": lambda L, x: x.scatter(0, L.zeros(x.shape, dtype=L.int64), x),
+    "scatter_value": lambda L, x: x.scatter(0, L.zeros(x.shape, dtype=L.int64), 1.0),
+    "scatter_add": lambda L, x: x.scatter_add(0, L.zeros(x.shape, dtype=L.int64), x),
+    "index_add": lambda L, x: x.index_add(0, L.zeros(x.shape[0], dtype=L.int64), x),
+    "index_copy": lambda L, x: x.index_copy(0, L.arange(x.shape[0]), x),
+    "masked_scatter": lambda L, x: x.masked_scatter(x > 0, x),
+    "index_fill": lambda L, x: x.index_fill(0, L.tensor([0]), 1.0),
+    "index_put": lambda L, x: x.index_put((L.tensor([0]),), L.tensor(1.0)),
+    "put": lambda L, x: x.put(L.tensor([0] if x.numel() else [], dtype=L.int64),
+                              L.ones(1 if x.numel() else 0)),
+    "slice_scatter": lambda L, x: L.slice_scatter(x, x[:1], 0, 0, 1),
+    "select_scatter": lambda L, x: L.select_scatter(x, x[0], 0, 0),
+    "diagonal_scatter": lambda L, x: L.diagonal_scatter(x, x.diagonal()),
+    "pad0": lambda L, x: L.nn.functional.pad(x, (0, 0)),
+    "pad_crop": lambda L, x: L.nn.functional.pad(x, (-1, 0)),
+    "complex": lambda L, x: L.complex(x, x.contiguous()),
+    "polar": lambda L, x: L.polar(x.abs(), x),
+    "view_as_real": lambda L, x: L.view_as_real(L.complex(x, x)),
     # matmul family
     "matmul": lambda L, x: x @ x.transpose(-1, -2),
     "mm_t": lambda L, x: x.reshape(-1, x.shape[-1]).t() @ x.reshape(-1, x.shape[-1])
@@ -454,3 +474,176 @@ def test_interpolate_layout(mode, nd, kw):
                     y = L.nn.functional.interpolate(x, mode=mode, **a, **kw)
                     res.append((tuple(y.shape), y.stride()))
                 assert res[0] == res[1], (shape, fmt, size)
+
+
+# ---- empty tensors (issue 7): sources of many layouts, every op family ---------------------
+
+def _empty_sources(L):
+    """name -> a function making an empty tensor of that layout in library ``L``."""
+    z = L.zeros
+    return {
+        "c": lambda: z(2, 0, 3),
+        "p": lambda: z(2, 0, 3).permute(2, 0, 1),
+        "q": lambda: z(0, 2, 3).permute(1, 2, 0),
+        "r": lambda: z(2, 3, 0).permute(2, 0, 1),
+        "t": lambda: z(4, 0).t(),
+        "cl": lambda: z(2, 3, 0, 4).contiguous(memory_format=L.channels_last),
+        "step": lambda: z(4, 3, 5)[:, :0, ::2],
+        # PyTorch keeps NumPy's zero strides of a fresh empty array (from_numpy), and a zero
+        # stride asked for by empty_strided
+        "np": lambda: L.from_numpy(np.empty((2, 0, 3), np.float32)),
+        "np1": lambda: L.from_numpy(np.empty(0, np.float32)),
+        "zs": lambda: L.empty_strided((2, 0, 3), (0, 0, 0)),
+        "tnp": lambda: L.tensor(np.empty((1, 0, 1), np.float32)),
+    }
+
+
+def _grad_of(L, x):
+    x = x.requires_grad_()
+    (x * 2).sum().backward()
+    return x.grad
+
+
+_EMPTY_OPS = {
+    "self": lambda L, x: x,
+    "transpose": lambda L, x: x.transpose(0, -1),
+    "select": lambda L, x: x[0] if x.shape[0] else x,
+    "slice_last": lambda L, x: x[..., 1:],
+    "view_same": lambda L, x: x.view(x.shape),
+    "reshape": lambda L, x: x.reshape(-1),
+    "flatten1": lambda L, x: x.flatten(1) if x.dim() > 1 else x,
+    "unsqueeze0": lambda L, x: x.unsqueeze(0),
+    "unsqueeze_last": lambda L, x: x.unsqueeze(-1),
+    "expand": lambda L, x: x.expand(4, *x.shape),
+    "squeeze": lambda L, x: x.squeeze(),
+    "narrow": lambda L, x: x.narrow(-1, 0, 0),
+    "movedim": lambda L, x: x.movedim(0, -1),
+    "detach": lambda L, x: x.detach(),
+    "add1": lambda L, x: x + 1,
+    "add_contig": lambda L, x: x + x.contiguous(),
+    "exp": lambda L, x: x.exp(),
+    "neg_": lambda L, x: x.neg_(),
+    "where": lambda L, x: L.where(x > 0, x, 0.0),
+    "lt": lambda L, x: x < 1,
+    "bcast_add": lambda L, x: x + L.zeros(x.shape[-1:]),
+    "clone": lambda L, x: x.clone(),
+    "clone_contig": lambda L, x: x.clone(memory_format=L.contiguous_format),
+    "contiguous": lambda L, x: x.contiguous(),
+    "to64": lambda L, x: x.double(),
+    "zeros_like": lambda L, x: L.zeros_like(x),
+    "empty_like": lambda L, x: L.empty_like(x),
+    "full_like": lambda L, x: L.full_like(x, 2.0),
+    "rand_like": lambda L, x: L.rand_like(x),
+    "new_empty": lambda L, x: x.new_empty(x.shape),
+    "tensor_of": lambda L, x: L.tensor(x),
+    "deepcopy": lambda L, x: __import__("copy").deepcopy(x),
+    "sum0": lambda L, x: x.sum(0),
+    "sum_last_keep": lambda L, x: x.sum(-1, keepdim=True),
+    "mean0": lambda L, x: x.mean(0),
+    "cumsum0": lambda L, x: x.cumsum(0),
+    "softmax": lambda L, x: x.softmax(-1),
+    "sort": lambda L, x: x.sort(-1)[0],
+    "flip": lambda L, x: x.flip(0),
+    "roll": lambda L, x: x.roll(1, 0),
+    "cat0": lambda L, x: L.cat([x, x]),
+    "cat_last": lambda L, x: L.cat([x, x], -1),
+    "stack": lambda L, x: L.stack([x, x]),
+    "index_empty": lambda L, x: x[L.tensor([], dtype=L.long)],
+    "index_last": lambda L, x: x[..., L.tensor([], dtype=L.long)],
+    "index_col": lambda L, x: x[:, L.zeros(0, dtype=L.long)] if x.dim() > 1 else x,
+    "masked": lambda L, x: x[x > 0],
+    "nonzero": lambda L, x: x.nonzero(),
+    "mm": lambda L, x: x @ L.zeros(x.shape[-1], 2),
+    "mm_t": lambda L, x: x.transpose(-1, -2) @ L.zeros(x.shape[-2], 2) if x.dim() > 1 else x,
+    "grad": _grad_of,
+    # autograd.grad hands back the backward's own result: sum's is an expand (zero strides)
+    "grad_of_sum": lambda L, x: L.autograd.grad(x.requires_grad_().sum(), x)[0],
+    "grad_of_sum_dim": lambda L, x: L.autograd.grad(x.requires_grad_().sum(0).sum(), x)[0],
+    "add_out_resized": lambda L, x: L.add(x, 1, out=L.empty(0)),
+    "exp_out_resized": lambda L, x: L.exp(x, out=L.empty(5)),
+    "pad": lambda L, x: L.nn.functional.pad(x, (1, 1)),
+    # views of results (NumPy gives a fresh empty result zero strides, which its views keep)
+    "add1_transpose": lambda L, x: (x + 1).transpose(0, -1),
+    "exp_expand": lambda L, x: x.exp().expand(2, *x.shape),
+    "sum0_permute": lambda L, x: x.sum(0, keepdim=True).permute(*range(x.dim())[::-1]),
+    "cat_select": lambda L, x: L.cat([x, x])[0] if x.shape[0] else x,
+    "mul_slice_step": lambda L, x: (x * 2)[..., ::2],
+    "mm_transpose": lambda L, x: (x @ L.zeros(x.shape[-1], 2)).transpose(-1, -2) if x.dim() > 1
+    else x,
+    "linear": lambda L, x: L.nn.functional.linear(x, L.zeros(2, x.shape[-1]), L.ones(2)),
+}
+_EMPTY_CASES = [(s, o) for s in _empty_sources(torch) for o in _EMPTY_OPS]
+
+
+def _empty_sig(L, src, op):
+    try:
+        r = _EMPTY_OPS[op](L, _empty_sources(L)[src]())
+    except Exception as e:   # noqa: BLE001 - both libraries must refuse alike
+        return type(e).__name__
+    return tuple(r.shape), r.stride(), r.storage_offset(), r.is_contiguous()
+
+
+@pytest.mark.parametrize("src,op", _EMPTY_CASES, ids=[f"{s}-{o}" for s, o in _EMPTY_CASES])
+def test_empty_result_strides(src, op):
+    assert _empty_sig(ember, src, op) == _empty_sig(torch, src, op)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.broadcast_to(np.arange(3.0), (2, 3)),
+    lambda: np.broadcast_to(np.arange(3.0)[:, None], (3, 4)),
+    lambda: np.broadcast_to(np.array(1.0), (2, 3)),
+    lambda: np.arange(6.0).reshape(2, 3).T,
+    lambda: np.arange(12.0).reshape(3, 4)[:, ::2],
+    lambda: np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+    lambda: np.ndarray((3, 1), np.float64, np.arange(3.0), 0, (8, 80)),
+    lambda: np.empty((0, 3)),
+    lambda: np.empty((2, 0, 3)).transpose(2, 0, 1),
+    lambda: np.empty(0),
+    lambda: np.arange(12.0).reshape(3, 4)[:0],
+    lambda: np.broadcast_to(np.arange(3.0), (0, 3)),
+    lambda: np.array(3.0),
+], ids=["bcast_row", "bcast_col", "bcast_scalar", "T", "step", "fortran", "unit_stride",
+        "empty", "empty_perm", "empty1d", "empty_slice", "bcast_empty", "scalar"])
+@pytest.mark.parametrize("fn", ["tensor", "tensor_f32", "as_tensor", "from_numpy", "asarray"])
+def test_from_numpy_strides(make, fn):
+    """``torch.tensor`` copies an array as ``clone`` does (from_numpy's strides, zeros
+    included, under preserve_format); ``from_numpy`` / ``as_tensor`` keep NumPy's strides."""
+    def sig(L):
+        a = make()
+        f = (lambda x: L.tensor(x, dtype=L.float32)) if fn == "tensor_f32" else getattr(L, fn)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # (PyTorch: a read-only array)
+            t = f(a)
+        return tuple(t.shape), t.stride(), t.is_contiguous(), t.tolist()
+    assert sig(ember) == sig(torch)
+
+
+@pytest.mark.parametrize("key", [
+    "1:1", "1:1:2", "4:", "5:", ":0:3", "2:2:2", "..., 1:1:2", ":, 5:7:2", "1:1, 1:", "4:, 2:",
+])
+def test_empty_slices(key):
+    """An empty slice keeps PyTorch's stride (times the step) and storage offset (the clamped
+    start's); NumPy drops both; data_ptr() of any empty tensor is 0, as PyTorch's."""
+    def sig(L):
+        x = L.arange(12.0).reshape(4, 3)
+        y = eval(f"x[{key}]")   # noqa: S307 - a fixed table of slice keys
+        n = x.narrow(0, 2, 0)
+        ptr = y.data_ptr() if not y.numel() else None
+        return (tuple(y.shape), y.stride(), y.storage_offset(), ptr, n.stride(),
+                n.storage_offset(), y.unsqueeze(0).stride(), y.t().stride() if y.dim() == 2
+                else None)
+    assert sig(ember) == sig(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.zeros(4, 3), lambda L: L.ones(4, 3), lambda L: L.ones(2, 2, 2),
+    lambda L: L.zeros(5), lambda L: L.ones(5), lambda L: L.tensor(1.0), lambda L: L.tensor(0.0),
+    lambda L: L.zeros(0, 3), lambda L: L.tensor([[0, 1], [1, 0]]),
+])
+def test_nonzero_strides(make):
+    """``nonzero`` fills a (ndim, n) row-major buffer and returns its transpose: strides
+    (1, n), also for n = 0 or one dim."""
+    def sig(L):
+        x = make(L)
+        return [(tuple(r.shape), r.stride(), r.tolist()) for r in (x.nonzero(), x.argwhere())]
+    assert sig(ember) == sig(torch)

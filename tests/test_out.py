@@ -460,3 +460,96 @@ def test_out_must_be_a_tensor():
             L.add(L.ones(2), 1, out=np.zeros(2))
         msgs.append(str(e.value))
     assert msgs[1] == msgs[0]
+
+
+# ---- a dtype argument beside out= (issue 7) ----------------------------------------------------
+
+def _call_outcome(L, f):
+    """``f(L)``'s outcome: the result's dtype, shape and values, or the exception's type and
+    message (PyTorch's parser spells ``torch.dtype``; ember's ``ember.dtype``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = f(L)
+        except Exception as e:   # noqa: BLE001 -- the exception itself is compared
+            return type(e).__name__, str(e).replace("torch.", "ember.")
+    return str(r.dtype).split(".")[-1], tuple(r.shape), r.tolist() if "rand" not in str(f) else 0
+
+
+_FACTORIES = {
+    "zeros": lambda L, dt, o: L.zeros(2, out=o, dtype=dt),
+    "ones": lambda L, dt, o: L.ones(2, out=o, dtype=dt),
+    "full": lambda L, dt, o: L.full((2,), 1, out=o, dtype=dt),
+    "empty": lambda L, dt, o: L.empty(2, out=o, dtype=dt).zero_(),
+    "arange": lambda L, dt, o: L.arange(2, out=o, dtype=dt),
+    "range": lambda L, dt, o: L.range(0, 1, out=o, dtype=dt),
+    "linspace": lambda L, dt, o: L.linspace(0, 1, 2, out=o, dtype=dt),
+    "logspace": lambda L, dt, o: L.logspace(0, 1, 2, out=o, dtype=dt),
+    "eye": lambda L, dt, o: L.eye(1, 2, out=o.view(1, 2), dtype=dt),
+    "rand": lambda L, dt, o: L.rand(2, out=o, dtype=dt).zero_(),
+    "randn": lambda L, dt, o: L.randn(2, out=o, dtype=dt).zero_(),
+    "randint": lambda L, dt, o: L.randint(0, 3, (2,), out=o, dtype=dt).zero_(),
+    "randperm": lambda L, dt, o: L.randperm(2, out=o, dtype=dt).sort()[0],
+    "zeros_resized": lambda L, dt, o: L.zeros(3, 0, out=o, dtype=dt),
+    "zeros_meta": lambda L, dt, o: L.zeros(2, out=o, device="meta"),
+}
+_DTS = ["float32", "float64", "int64", "bool", "complex64", None]
+
+
+@pytest.mark.parametrize("out_dt", ["float32", "int64"])
+@pytest.mark.parametrize("dt", _DTS)
+@pytest.mark.parametrize("name", list(_FACTORIES))
+def test_factory_out_dtype(name, dt, out_dt):
+    """A factory's explicit ``dtype`` (and ``device``) must be ``out``'s: PyTorch's parser
+    refuses a mismatch before anything else ("dtype Double does not match dtype of out
+    parameter (Float)")."""
+    def f(L):
+        return _FACTORIES[name](L, dt and getattr(L, dt), L.empty(2, dtype=getattr(L, out_dt)))
+    assert _call_outcome(ember, f) == _call_outcome(torch, f)
+
+
+_REDUCTIONS = {
+    "sum": lambda L, x, kw: L.sum(x, **kw),
+    "mean": lambda L, x, kw: L.mean(x, **kw),
+    "nansum": lambda L, x, kw: L.nansum(x, **kw),
+    "nanmean": lambda L, x, kw: L.nanmean(x, **kw),
+    "prod": lambda L, x, kw: L.prod(x, **kw) if "dim" in kw and kw["dim"] == 0 else L.ones(1),
+    "cumsum": lambda L, x, kw: L.cumsum(x, **dict(kw, dim=0)),
+    "cumprod": lambda L, x, kw: L.cumprod(x, **dict(kw, dim=0)),
+}
+_DIMS = {"omitted": {}, "none": {"dim": None}, "0": {"dim": 0}, "list": {"dim": [0]},
+         "keepdim": {"keepdim": True}}
+
+
+@pytest.mark.parametrize("out_dt", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("dt", ["float64", "float32", "int64", None])
+@pytest.mark.parametrize("x_dt", ["float32", "int64", "complex64"])
+@pytest.mark.parametrize("dim", list(_DIMS))
+@pytest.mark.parametrize("name", list(_REDUCTIONS))
+def test_reduction_out_dtype(name, dim, x_dt, dt, out_dt):
+    """Which of PyTorch's messages a reduction with ``out=`` (and maybe ``dtype``) gives:
+    ``mean`` without ``dim`` takes the ``mean.dtype_out`` overload ("input types can't be
+    cast"), with one (None included) ``mean.out`` ("result type Float can't be cast", or
+    "Expected out tensor to have dtype ..." for a ``dtype`` other than ``out``'s); ``sum``
+    takes ``out`` only with a ``dim``."""
+    def f(L):
+        kw = dict(_DIMS[dim], out=L.empty((), dtype=getattr(L, out_dt)))
+        if dt is not None:
+            kw["dtype"] = getattr(L, dt)
+        x = L.ones(3, dtype=getattr(L, x_dt))
+        return _REDUCTIONS[name](L, x, kw)
+    assert _call_outcome(ember, f) == _call_outcome(torch, f)
+
+
+def test_mean_out_messages():
+    # the issue's example, and its two neighbours
+    for dim_kw, want in (({"dim": None}, "result type Float can't be cast to the desired "
+                                         "output type Long"),
+                         ({}, "mean.dtype_out(): input types can't be cast to the desired "
+                              "output type Long"),
+                         ({"dim": 0}, "result type Float can't be cast to the desired output "
+                                      "type Long")):
+        for L in (torch, ember):
+            with pytest.raises(RuntimeError) as e:
+                L.mean(L.ones(3), out=L.empty((), dtype=L.int64), **dim_kw)
+            assert str(e.value) == want

@@ -11,7 +11,10 @@ computed there, each result part rounded to float16 once (add/sub with ``alpha``
 operand is rounded to complex32 first; a float64 value reaches float16 through float32, as
 ``c10::Half`` is built from a float. Only what PyTorch's CPU build computes on ComplexHalf is
 computed; every other op raises PyTorch's own error (``_chalf_table``), or, where PyTorch has a
-kernel ember lacks, a NotImplementedError saying so.
+kernel ember lacks, a NotImplementedError saying so. What PyTorch builds from several kernels
+rounds after each, as there: addcmul's two products, dist's difference, var/std (the float16
+variances of the two parts, added, then the square root), isclose (op by op); the float16
+convolutions of a complex32 one are ``_chalf_conv``'s.
 
 NumPy refuses its ufuncs on the pairs (a TypeError), so the op calling conventions of
 ``_ops/_dispatch.py`` and ``_ops/_registry.py`` send a complex32 call here only when NumPy has
@@ -197,8 +200,69 @@ def _index_put(x, v, key, accumulate):
     return out
 
 
+def _dist(a, b, p):
+    # PyTorch's dist is norm(self - other, p): the difference in complex32 first
+    from ._ops.reduction import _norm_fwd
+    return _norm_fwd(round_c64(a - b), None, False, p)
+
+
+def _var_like(take_sqrt: bool, with_mean: bool):
+    """PyTorch's var/std (and var_mean/std_mean) of a complex tensor: those of the real and
+    the imaginary parts (float16 reductions, each rounded), added in float16, then the square
+    root in float16; the mean is the two parts' means as one complex number."""
+    def f(a, dims, keepdim, correction):
+        from ._ops.reduction import VAR_MEAN
+        (vr, mr), (vi, mi) = [VAR_MEAN.fwd(np.ascontiguousarray(part).astype(_F16), dims,
+                                           keepdim, correction) for part in (a.real, a.imag)]
+        v = np.asarray(vr + vi)
+        if take_sqrt:
+            v = np.sqrt(v)
+        if not with_mean:
+            return v
+        m = np.empty(np.shape(mr), _C64)
+        m.real, m.imag = mr, mi
+        return v, m
+    return f
+
+
+def _addcmul(x, t1, t2, value=1):
+    # PyTorch's kernel: self + value * t1 * t2 in c10::complex<Half>, each product rounded
+    # (value 1 too: its 0 imaginary part times an infinite one gives NaN there as well)
+    return x + round_c64(round_c64(number(value) * t1) * t2)
+
+
+def _scatter_reduce(x, src, dim, idx, reduce, include_self):
+    if idx.size:
+        refuse("scatter_reduce" if not include_self else "scatter")
+    return x   # (an empty index runs no kernel: the input's copy)
+
+
+def _index_reduce(x, src, dim, idx, reduce, include_self):
+    # PyTorch's index_reduce_func_impl: only prod has ComplexHalf, onto the input's values, one
+    # source slice after the other, each product rounded
+    if not include_self:
+        raise NotImplementedError("\"index_reduce_func_exclude_input_init\" not implemented "
+                                  "for 'ComplexHalf'")
+    if x.ndim <= 1:   # (its path for vectors dispatches over no complex type)
+        refuse("index_reduce")
+    out = np.array(x, copy=True)
+    if not idx.size:
+        return out
+    if reduce != "prod":
+        k = {"mean": "div_cpu", "amax": "maximum_cpu", "amin": "minimum_cpu"}[reduce]
+        raise NotImplementedError(f"\"{k}\" not implemented for 'ComplexHalf'")
+    for i in range(src.shape[dim]):
+        key = (slice(None),) * dim + (int(np.take(idx, i, axis=dim).flat[0]),)
+        out[key] = round_c64(out[key] * np.take(src, i, axis=dim))
+    return out
+
+
 _COMPUTE = {
-    "index_add": _index_add, "index_put": _index_put,
+    "index_add": _index_add, "index_put": _index_put, "dist": _dist, "addcmul": _addcmul,
+    "index_reduce": _index_reduce,
+    "scatter_reduce": _scatter_reduce,
+    "var": _var_like(False, False), "std": _var_like(True, False),
+    "var_mean": _var_like(False, True), "std_mean": _var_like(True, True),
     "add": lambda a, b, alpha=1: _axpy(a, b, alpha, 1),
     "sub": lambda a, b, alpha=1: _axpy(a, b, alpha, -1),
     "rsub": lambda a, b, alpha=1: _axpy(b, a, alpha, -1),
@@ -209,14 +273,15 @@ _COMPUTE = {
     "sgn": _sgn,
     "eq": np.equal, "eq_t": np.equal, "ne": np.not_equal, "ne_t": np.not_equal,
     "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "conj_physical": np.conj,
+    "conj_physical": np.conj, "conj_physical_": np.conj,
+    "scatter_add": lambda x, src, dim, idx: x if not idx.size else refuse("scatter_add"),
 }
 # ops PyTorch's CPU build runs on ComplexHalf whose ember forward runs unchanged on complex64
 # operands, the result rounded once (data movement with a fill or a sum, and reductions to a
 # real result)
 _UPCAST = frozenset({
     "index_fill", "index_fill_tensor", "index_copy", "block_diag",
-    "masked_fill", "masked_fill_tensor", "linalg_vector_norm",
+    "masked_fill", "masked_fill_tensor", "linalg_vector_norm", "norm",
 })
 # NumPy ufuncs as ember op names (comparisons and logical ops call their ufuncs directly)
 _UFUNC_OPS = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
@@ -267,6 +332,27 @@ def _rounded(out):
     return out
 
 
+def _abs16(z: np.ndarray) -> np.ndarray:
+    return np.hypot(z.real, z.imag).astype(_F16)
+
+
+def isclose(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, equal_nan: bool):
+    """PyTorch's isclose on complex32 pairs, op by op as its composite runs them:
+    ``self == other``; then ``atol + (rtol * other).abs()`` (the product in complex32, its abs
+    in float16, atol rounded to float16 and added in float) against ``(self - other).abs()``."""
+    za, zb = to_c64(a), to_c64(b)
+    close = za == zb
+    if equal_nan:
+        close |= np.isnan(za) & np.isnan(zb)
+    if rtol == 0 and atol == 0:
+        return close
+    with np.errstate(all="ignore"):
+        at = np.float32(np.float16(np.float32(atol)))
+        allowed = (at + _abs16(round_c64(number(rtol) * zb)).astype(np.float32)).astype(_F16)
+        actual = _abs16(round_c64(za - zb))
+    return close | (np.isfinite(actual) & (actual <= allowed))
+
+
 def ufunc(uf, *arrays):
     """A NumPy ufunc (a comparison, a logical op) that refused complex32 operands."""
     return compute(_UFUNC_OPS.get(uf.__name__, uf.__name__), arrays)
@@ -276,7 +362,11 @@ def ufunc(uf, *arrays):
 _MORE_KERNELS = {"mm": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_", "cumsum": "cumsum_out_cpu",
                  "flip": "flip_cpu", "equal": "equal_cpu", "cummax": "cummax_cpu",
                  "cummin": "cummin_cpu", "bernoulli": "bernoulli_scalar_cpu_",
-                 "pixel_shuffle": "pixel_shuffle", "pixel_unshuffle": "pixel_unshuffle"}
+                 "pixel_shuffle": "pixel_shuffle", "pixel_unshuffle": "pixel_unshuffle",
+                 "scatter_value": "scatter_gather_scalar_cpu", "lerp_t": "lerp_kernel_tensor",
+                 "linalg_cross": "cross", "linear": "addmm_impl_cpu_", "einsum": "bmm",
+                 "linalg_householder_product": "orgqr_cpu",
+                 "linalg_lu_solve": "linalg.lu_solve_cpu"}
 
 
 def refuse(name: str):
@@ -296,8 +386,9 @@ def refuse(name: str):
             raise getattr(builtins, o[0])(o[1])
     raise NotImplementedError(
         f"{name} of complex32 (ComplexHalf) tensors is not implemented in ember: only the "
-        "data-movement ops, conversions, add, sub, mul, neg, abs, sgn, conj and comparisons "
-        "for equality are; convert with .cfloat() first")
+        "data-movement ops, conversions, add, sub, mul, addcmul, neg, abs, sgn, conj, "
+        "comparisons for equality, isclose, norms, dist, var/std and convolutions are; convert "
+        "with .cfloat() first")
 
 
 def refused(exc: TypeError, op, arrays, params=()):
@@ -336,6 +427,9 @@ def vjp(exc: Exception, op, g, need, vals, params):
     gs = g if isinstance(g, tuple) else (g,)
     if not any(is_ch(x) for x in gs + tuple(vals)):
         raise exc
+    if op.name in _VAR_NAMES:
+        # PyTorch's var_backward takes self.mean() (a sum); mean_backward divides the gradient
+        refuse("sum" if gs[0] is not None else "div")
     if op.name not in _STEPWISE_VJP:
         return _vjp_upcast(op, g, need, vals, params)
     from ._ops._registry import EM
@@ -353,7 +447,9 @@ def vjp(exc: Exception, op, g, need, vals, params):
 
 # the ops computed on complex32 whose VJP takes more than one arithmetic step (the others
 # move or add gradients: data movement, add, sub, neg)
-_STEPWISE_VJP = frozenset({"mul", "abs", "sgn", "linalg_vector_norm"})
+_VAR_NAMES = frozenset({"var", "std", "var_mean", "std_mean"})
+_STEPWISE_VJP = frozenset({"mul", "abs", "sgn", "linalg_vector_norm", "norm", "dist",
+                           "addcmul"})
 
 
 def _vjp_upcast(op, g, need, vals, params):
@@ -380,6 +476,8 @@ def jvp_upcast(exc: Exception, op, tangents, primals, outs, params):
     if not any(isinstance(t, Tensor) and t.dtype is D.complex32
                for t in (*tangents, *primals)):
         raise exc
+    if op.name in _VAR_NAMES:
+        refuse("sum")   # (PyTorch's var_jvp takes self.mean())
     from ._ops._registry import EM
 
     def up(t):

@@ -17,11 +17,16 @@ every result's layout follows PyTorch's rule for its op family:
 Strides here are in elements, as ``Tensor.stride()`` reports them. Empty tensors: NumPy gives a
 fresh empty array zero strides, which ``stride()`` reports as row-major (PyTorch's for a new
 empty tensor); any other strides of an empty array are PyTorch's and reported as they are
-(views, ``empty_like`` of an empty tensor, results laid out here). So a shortcut "row-major
-input, nothing to lay out" must also require a non-empty array: NumPy calls every empty array
-C-contiguous.
+(views, ``empty_like`` of an empty tensor, results laid out here). PyTorch's own all-zero
+strides of an empty tensor (``from_numpy`` of a fresh empty NumPy array, ``empty_strided``
+with zero strides, and clones / views of those) are told apart by the array's memory: it views
+a buffer registered in ``_ZERO_ROOTS`` (``zero_strided_empty``), and NumPy's views keep that
+buffer as their base. So a shortcut "row-major input, nothing to lay out" must also require a
+non-empty array: NumPy calls every empty array C-contiguous.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -182,23 +187,66 @@ def elem_strides(a: np.ndarray) -> tuple:
 
 def torch_strides(a: np.ndarray) -> tuple:
     """The strides ``Tensor.stride()`` reports for an array: its own, but row-major for a
-    fresh empty array (NumPy gives those zero strides)."""
+    fresh empty array (NumPy gives those zero strides) unless they are PyTorch's zeros."""
     st = elem_strides(a)
-    if a.size == 0 and not any(st):
+    if a.size == 0 and not any(st) and not zero_strided(a):
         return contiguous_strides(a.shape)
     return st
 
 
+# the buffers under empty arrays whose all-zero strides are PyTorch's, by id (weak: an entry
+# goes with the last array over it)
+_ZERO_ROOTS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def zero_strided_empty(shape, dtype) -> np.ndarray:
+    """An empty array of ``shape`` whose zero strides ``Tensor.stride()`` reports as they are:
+    what PyTorch gives for ``from_numpy`` of a fresh empty NumPy array (NumPy's zero strides
+    kept) or ``empty_strided(shape, (0, ...))``."""
+    return keep_zero_strides(np.ndarray(tuple(shape), dtype, np.empty(0, np.uint8), 0,
+                                        (0,) * len(shape)))
+
+
+def keep_zero_strides(a: np.ndarray) -> np.ndarray:
+    """``a`` (an empty array with all-zero strides, as PyTorch's ``set_`` / ``as_strided``
+    asked for them) with its memory registered, so ``stride()`` reports those zeros."""
+    root = _owner(a)
+    _ZERO_ROOTS[id(root)] = root
+    return a
+
+
+def _owner(a: np.ndarray) -> np.ndarray:
+    # the array owning a's memory, through NumPy views and as_strided's wrappers
+    while True:
+        b = a.base
+        if isinstance(b, np.ndarray):
+            a = b
+        elif b is not None and isinstance(getattr(b, "base", None), np.ndarray):
+            a = b.base
+        else:
+            return a
+
+
+def zero_strided(a) -> bool:
+    """Whether ``a`` (an empty array with all-zero strides) views a ``zero_strided_empty``
+    buffer, directly or through NumPy views and ``as_strided``'s wrappers."""
+    root = _owner(a)
+    return _ZERO_ROOTS.get(id(root)) is root
+
+
 def empty_np(shape, strides, dtype) -> np.ndarray:
     """A zero-filled array with exactly these element strides (PyTorch's ``empty_strided``:
-    the buffer holds ``1 + sum((n - 1) * stride)`` elements)."""
+    the buffer holds ``1 + sum((n - 1) * stride)`` elements); an empty one with all-zero
+    strides keeps them (``zero_strided_empty``)."""
     shape = tuple(int(s) for s in shape)
     dt = np.dtype(dtype)
     if 0 in shape:
-        n = 0
+        if not any(strides):
+            return zero_strided_empty(shape, dt)
+        n = 0   # (no memory, as PyTorch allocates none: data_ptr() 0)
     else:
-        n = 1 + sum((s - 1) * st for s, st in zip(shape, strides))
-    buf = np.zeros(max(n, 1), dt)
+        n = max(1 + sum((s - 1) * st for s, st in zip(shape, strides)), 1)
+    buf = np.zeros(n, dt)
     isz = dt.itemsize
     # the ndarray constructor over the buffer: NumPy's as_strided costs several microseconds
     return np.ndarray(shape, dt, buf, 0, tuple(int(st) * isz for st in strides))
@@ -207,8 +255,9 @@ def empty_np(shape, strides, dtype) -> np.ndarray:
 def fresh_empty(a: np.ndarray) -> np.ndarray:
     """An empty array as PyTorch allocates it: NumPy gives a fresh empty array zero strides
     (reported as row-major), which views would carry on; this one has row-major strides, so
-    ``permute`` / ``transpose`` / ``expand`` of it have PyTorch's."""
-    if a.ndim < 2 or any(a.strides):
+    ``permute`` / ``transpose`` / ``expand`` of it have PyTorch's. (Factories make theirs so;
+    a view op first gives an empty source such strides: ``_registry.viewable``.)"""
+    if not a.ndim or any(a.strides) or zero_strided(a):
         return a
     return empty_np(a.shape, contiguous_strides(a.shape), a.dtype)
 
@@ -237,7 +286,7 @@ def like_strides(shape, strides, mf) -> tuple:
 
 def copy_like(x: np.ndarray, mf=None, dtype=None) -> np.ndarray:
     """A copy of ``x`` in the layout PyTorch's ``clone(memory_format=mf)`` gives."""
-    st = elem_strides(x)
+    st = torch_strides(x)
     want = like_strides(x.shape, st, mf)
     if x.flags.c_contiguous and want == contiguous_strides(x.shape):
         return np.array(x, dtype=dtype, copy=True, order="C")
@@ -253,7 +302,7 @@ def contiguous_np(x):
     if type(x) is not np.ndarray:
         return x
     if not x.size:   # (an empty view of a larger buffer: a fresh empty array instead)
-        return x if not any(x.strides) else np.empty(x.shape, x.dtype)
+        return x if not any(x.strides) and not zero_strided(x) else np.empty(x.shape, x.dtype)
     if not x.flags.c_contiguous:
         return np.ascontiguousarray(x)
     if x.ndim > 1 and 1 in x.shape:
@@ -351,13 +400,25 @@ def _in_format(r, fmt, ndim: int):
     return copy_to_strides(r, format_strides(r.shape, fmt))
 
 
+def strided_like(x, r):
+    """``r`` (shaped like ``x``) laid out as PyTorch's ``clone_preserve_strides(x)`` (the
+    view scatters' result): exactly ``x``'s strides, dense or not, unless they overlap (an
+    expanded ``x``: then as ``clone``)."""
+    if type(x) is not np.ndarray or type(r) is not np.ndarray:
+        return r
+    st = torch_strides(x)
+    if any(s == 0 and n > 1 for s, n in zip(st, x.shape)):
+        return like_input(x, r)
+    return r if elem_strides(r) == st and r.size else copy_to_strides(r, st)
+
+
 def like_input(x, r):
     """``r`` (an array or a tuple of them, shaped like ``x``) laid out as
     ``empty_like(x)``: a dense ``x``'s strides, else a dense layout in its stride order."""
     if type(x) is not np.ndarray or (x.flags.c_contiguous and (x.ndim < 2 or 1 not in x.shape)
                                      and x.size):
         return r
-    st = preserve_strides(x.shape, elem_strides(x))
+    st = preserve_strides(x.shape, torch_strides(x))
     if isinstance(r, tuple):
         return tuple(copy_to_strides(a, st) for a in r)
     return copy_to_strides(r, st)
@@ -440,6 +501,10 @@ def iter_result(out, operands):
     if type(out) is not np.ndarray or not out.ndim:
         return out
     shape = out.shape
+    if not out.size:   # (not cached: NumPy's zero strides and PyTorch's look alike)
+        ops = [(x.shape, torch_strides(x)) if type(x) is np.ndarray else ((), ())
+               for x in operands if x is not None]
+        return restride(out, iter_strides(shape, ops) if ops else contiguous_strides(shape))
     key = (shape,) + tuple((x.shape, x.strides, x.itemsize) if type(x) is np.ndarray else ()
                            for x in operands)
     want = _ITER.get(key)
@@ -456,6 +521,7 @@ def restride(out: np.ndarray, strides) -> np.ndarray:
     """``out`` with exactly these element strides (a copy unless it has them already)."""
     if elem_strides(out) == tuple(strides):
         return out
-    if out.size == 0 and strides == contiguous_strides(out.shape) and not any(out.strides):
+    if (out.size == 0 and strides == contiguous_strides(out.shape) and not any(out.strides)
+            and not zero_strided(out)):
         return out    # NumPy's fresh empty array, reported with row-major strides
     return copy_to_strides(out, strides)

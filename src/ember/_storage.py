@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 
 from . import _dtype as D
+from . import _layout as _L
 from ._tensor import Tensor, Version, _address, _make, _root, _scalar_name, raw_data
 
 __all__ = ["TypedStorage", "UntypedStorage"]
@@ -201,8 +202,11 @@ def _over(st: UntypedStorage, dtype: D.dtype, offset: int, size, stride) -> np.n
     b = st._bytes
     n = (b.size // item) * item
     base = b[:n].view(dtype.np) if n else np.empty(0, dtype.np)
-    return np.lib.stride_tricks.as_strided(base[offset:] if base.size else base, size,
-                                           tuple(s * item for s in stride))
+    r = np.lib.stride_tricks.as_strided(base[offset:] if base.size else base, size,
+                                        tuple(s * item for s in stride))
+    if need == 0 and not any(stride):
+        _L.keep_zero_strides(r)   # (PyTorch's zero strides, not NumPy's fresh empty array's)
+    return r
 
 
 def set_(self: Tensor, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:

@@ -125,9 +125,11 @@ class Tensor:
 
     def stride(self, dim: int | None = None):
         s = tuple(x // self._data.itemsize for x in self._data.strides)
-        if self.is_meta or self._data.size == 0 and not any(s):
+        if self.is_meta or self._data.size == 0 and not any(s) and not _L.zero_strided(
+                self._data):
             # (NumPy gives a fresh empty array zero strides: PyTorch's are row-major; an empty
-            # view or a result laid out as PyTorch's keeps the strides it was given)
+            # view or a result laid out as PyTorch's keeps the strides it was given, zeros
+            # included: _layout.zero_strided_empty)
             s = _contiguous_strides(self._data.shape)
         if dim is None:
             return s
@@ -150,7 +152,8 @@ class Tensor:
                                    _L.check_format(memory_format, "is_contiguous"))
 
     def data_ptr(self) -> int:
-        return 0 if self.is_meta else _address(self._data)
+        # (PyTorch's is null for an empty tensor, whatever its storage)
+        return 0 if self.is_meta or not self._data.size else _address(self._data)
 
     @property
     def device(self):
@@ -868,7 +871,7 @@ _SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half"
                  "uint16": "unsigned short", "uint32": "unsigned int",
                  "uint64": "unsigned long",
                  "bool": "bool", "complex64": "c10::complex<float>",
-                 "complex128": "c10::complex<double>"}
+                 "complex128": "c10::complex<double>", "complex32": "c10::complex<c10::Half>"}
 
 
 def _scalar_name(d) -> str:

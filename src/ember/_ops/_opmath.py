@@ -6,8 +6,12 @@ NumPy's in the last float32 bit now and then, and that bit sometimes survives th
 the half type. This module reproduces them on float32 NumPy arrays: SLEEF's ``expf`` and its
 double-float ``tanhf``, the Abramowitz-Stegun ``erf``, the multiply-adds GCC contracts into
 FMAs, lane-wise sums reduced by AVX512's shuffle tree, the summation orders of PyTorch's
-reference BLAS for float16, and a few FunctionsManual backward formulas op by op in the half
-type. It is used only on the half-type paths (float32 and float64 keep NumPy's routines).
+reference BLAS for half types (and of oneDNN's AVX512-BF16 GEMM), oneDNN's bfloat16 gelu,
+PyTorch's Welford row moments for layer_norm, and a few FunctionsManual backward formulas op
+by op in the half type. It is used only on the half-type paths (float32 and float64 keep
+NumPy's routines). Each kernel's vector width is the one PyTorch 2.13 actually runs on an
+AVX512 CPU, measured bit for bit: most run their 512-bit build, but the float16 dot kernel
+and layer_norm run their 256-bit one.
 
 An FMA is computed as one float64 operation rounded to float32: the product of two float32
 numbers is exact in float64, so only the float64 sum is rounded before the final rounding;
@@ -259,12 +263,106 @@ _TANH_KAPPA = _F32(0.044715)
 # multiply and an add into an FMA) is the kernel's, checked bit for bit against PyTorch.
 
 def gelu_fwd(x, dt, approximate, keep=None):
+    if keep is DNNL_GELU:
+        return gelu_erf_dnnl(x)
     if approximate != "tanh" and dt == _BF16:
-        return None     # PyTorch runs oneDNN's float32 gelu for bfloat16: ember's float32 path
+        return None     # PyTorch's own kernel on a non-contiguous input: ember's float32 path
     if approximate == "tanh":
         inner = _TANH_BETA * (x + _TANH_KAPPA * (x * x * x))
         return _HALF * x * (_ONE + tanhf(inner))
     return (x * _HALF) * (_ONE + erf(x * _SQRT1_2))
+
+
+class _DnnlMark:
+    """Marks a gelu whose forward PyTorch hands to oneDNN (a contiguous bfloat16 input with the
+    exact erf); ``d`` mirrors the float32 path's saved-derivative slot (unused)."""
+    d = None
+
+
+DNNL_GELU = _DnnlMark()
+
+# oneDNN's AVX512 gelu_erf: erf(x / sqrt 2) by 25 degree-5 minimax polynomials in |x|, picked
+# by |x|'s exponent and top two mantissa bits (jit_uni_eltwise_injector, gelu_erf_minimax_pol;
+# rows are degrees 0..5, columns the polynomials)
+_GELU_MM = np.array([[int(h, 16) for h in row.split()] for row in (
+    "a6f2cb94 32827792 3381cc0c 34523d4a 351ac44d 35f36d88 36ee8229 37b8a3bb 3867a213 3940033b "
+    "3a2a5a1d 3ae35863 3b7828f2 3c08b14b 3c515ed3 bb503236 bd8d8e5e be8abcd9 bf0c19a2 beccb328 "
+    "3e176ced 3f470d99 3f7abb28 3f800000 00000000",
+    "3f4c422a 3f4c421f 3f4c4207 3f4c41cb 3f4c413b 3f4c3fad 3f4c3a2f 3f4c2d40 3f4c146a 3f4bc341 "
+    "3f4ad08c 3f48f8cf 3f45fac7 3f404e07 3f3b980f 3f48dff3 3f78b21b 3fbb0704 40019c32 3fe536d6 "
+    "3f81331e 3e6c8684 3c98f936 00000000 3f800000",
+    "b62173f4 3735e4cf 37f2ff89 388c23be 3917535c 39ab2ab0 3a60fadb 3af9b960 3b6e5491 3c0a4ec5 "
+    "3ca5aa8c 3d2138d9 3d8737d4 3ddfb660 3e0f27ab 3d94004b be0efdeb bf1d96c3 bf89db58 bf6d9897 "
+    "bef69fb8 bdc4f8a8 bbde6422 00000000 00000000",
+    "be081a19 be084570 be08639b be089837 be08f409 be09ab95 be0b66d0 be0e400a be124df8 be1bde02 "
+    "be2f19c9 be4931bf be685fbc be89c95f be96cbca be8044aa be0550f2 3dcfd6a1 3e94c826 3e79345f "
+    "3decec91 3ca46568 3aa1e00a 00000000 00000000",
+    "ba3d61db 39f097a3 3a5845dc 3ab1fa35 3b0cefb8 3b653ab6 3bcae527 3c221712 3c6c5840 3cc0a703 "
+    "3d1dcc19 3d63656d 3d955907 3dbf9910 3dd53f69 3db7dcef 3d639ebe ba6ede48 bd22be69 bd041cf1 "
+    "bc64f5ab bb097a32 b8ebf380 00000000 00000000",
+    "3cb7d80c 3c9b6050 3c978d11 3c92e850 3c8d058b 3c848454 3c6cd623 3c4c824b 3c2a7935 3be0b390 "
+    "3b0651ac bb232f53 bbd42fa0 bc2c5366 bc492c9e bc2a7aa6 bbd55d04 ba823a76 3b102aa8 3ae25a7e "
+    "3a31f792 38b84375 3689bb5a 00000000 00000000")], np.uint32).view(_F32)
+_GELU_RBOUND = np.uint32(0x40b15cee).view(_F32)     # beyond it erf is 1 (polynomial 23)
+
+
+def gelu_erf_dnnl(x: np.ndarray) -> np.ndarray:
+    """oneDNN's AVX512 ``gelu_erf`` forward on float32: the minimax polynomial of ``|x|`` (FMA
+    steps) gives erf(x / sqrt 2), signed, plus 1, times x, times 0.5; denormal inputs and
+    results flushed to zero (as oneDNN runs)."""
+    x = _ftz(np.asarray(x, _F32))
+    xp = np.abs(x)
+    idx = (xp.view(np.int32).astype(np.int64) - 0x3de00001) >> 21
+    idx = np.where(_GELU_RBOUND < xp, 23, np.clip(idx, 1, 24))
+    pol = _GELU_MM[5][idx]
+    for d in range(4, -1, -1):
+        pol = fma(pol, xp, _GELU_MM[d][idx])
+    pol = np.where(np.signbit(x), -pol, pol) + _ONE
+    return _ftz(_ftz(x * pol) * _HALF)
+
+
+def _u32(bits: int) -> np.float32:
+    return np.uint32(bits).view(_F32)
+
+
+# oneDNN's exp (exp_compute_vector_fwd) and Abramowitz-Stegun erf constants (its table)
+_DN_LOG2E, _DN_LNMAX, _DN_LNMIN, _DN_LN2 = (_u32(b) for b in (0x3fb8aa3b, 0x42b17218,
+                                                               0xc2aeac50, 0x3f317218))
+_DN_EXP = tuple(_u32(b) for b in (0x3f7ffffb, 0x3efffee3, 0x3e2aad40, 0x3d2b9d0d, 0x3c07cfce))
+_DN_AS_P, _DN_RSQRT2, _DN_RSQRTPI = _u32(0x3ea7ba05), _u32(0x3f3504f3), _u32(0x3f106eba)
+_DN_AS = tuple(_u32(b) for b in (0x3e827906, 0xbe91a98e, 0x3fb5f0e3, 0xbfba00e3, 0x3f87dc22))
+
+
+def _dnnl_exp(x: np.ndarray) -> np.ndarray:
+    """oneDNN's JIT ``exp``: clamp, ``n = floor(x log2 e + 1/2)``, ``r = x - n ln 2`` (one
+    FMA), a degree-5 polynomial by FMAs, times ``2^(n-1)`` and 2; 0 below ln(FLT_MIN)."""
+    low = x < _DN_LNMIN
+    x = np.maximum(np.minimum(x, _DN_LNMAX), _DN_LNMIN)
+    n = np.floor(x * _DN_LOG2E + _HALF)
+    r = _fnma(n, _DN_LN2, x)
+    p2 = np.where(low, _F32(0), _pow2i(n - _ONE))
+    p = _DN_EXP[4]
+    for c in _DN_EXP[3::-1] + (_ONE,):
+        p = fma(p, r, c)
+    return (p * p2) * _F32(2)
+
+
+def gelu_erf_bwd_dnnl(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """oneDNN's ``gelu_erf`` backward on float32 (PyTorch's contiguous bfloat16 gelu):
+    ``Phi(x) + x phi(x)`` with the Abramowitz-Stegun erf and oneDNN's exp, op by op as its
+    JIT kernel, times the incoming gradient; denormals flushed."""
+    x, g = _ftz(x), _ftz(g)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = x * _DN_RSQRT2
+        q = _dnnl_exp(-(r * r))
+        t = (r * _DN_RSQRTPI) * q
+        w = _ONE / fma(_DN_AS_P, np.abs(r), _ONE)
+        pol = _DN_AS[4]
+        for c in _DN_AS[3::-1]:
+            pol = fma(pol, w, c)
+        erf = fma(-q * w, pol, _ONE)
+        erf = np.where(np.signbit(r), -erf, erf)
+        return _ftz(fma(erf, _HALF, t + _HALF) * g)
 
 
 def gelu_bwd(g, x, dt, approximate):
@@ -339,6 +437,7 @@ def logsigmoid_bwd(g, x, dt):
 HALF_FWD = {
     "_gelu_fwd": gelu_fwd, "_silu_fwd": silu_fwd, "_elu_fwd": elu_fwd, "_mish_fwd": mish_fwd,
     "_softplus_fwd": softplus_fwd, "_logsigmoid_fwd": logsigmoid_fwd,
+    "_sigmoid_np": lambda x, dt: sigmoidf(x),
 }
 # gradient helper name -> (g, x, half dtype, *params) kernel
 HALF_GRAD = {
@@ -464,48 +563,68 @@ def prod_zeros_bwd_half(g: np.ndarray, x: np.ndarray, dims, keepdim: bool) -> np
 
 
 
-def _lane_dot(a: np.ndarray, b, lanes: int, contract: bool) -> np.ndarray:
-    """``sum(a * b)`` over the last axis in one ``lanes``-wide float accumulator (products
-    FMA-accumulated when ``contract``), reduced by the shuffle tree, the tail added last."""
-    a, b = np.broadcast_arrays(a, np.asarray(b, _F32))
-    n = a.shape[-1]
-    body = n - n % lanes
-    if not body:
-        s = np.zeros(a.shape[:-1] + (1,), _F32)
-    else:
-        acc = a[..., :lanes] * b[..., :lanes]
-        for k in range(lanes, body, lanes):
-            sl = slice(k, k + lanes)
-            acc = fma(a[..., sl], b[..., sl], acc) if contract else acc + a[..., sl] * b[..., sl]
-        s = _tree(acc)
-    t = np.zeros_like(s)
-    for k in range(body, n):     # the scalar tail, summed on its own
-        t += a[..., k:k + 1] * b[..., k:k + 1]
-    return s + t
+def reduced_map_sum(pre: np.ndarray, last, lanes: int = 16) -> np.ndarray:
+    """``sum(pre * last)`` over the last axis as PyTorch's ``map{2,3}_reduce_all`` /
+    ``reduce_all`` for reduced floating types add it (functional_bfloat16.h): each half vector
+    gives two ``lanes``-wide float vectors; the first vector's products start the two
+    accumulators, later ones are FMA-accumulated (GCC contracts the map's last multiply into
+    the reduction's add), a partial tail updates only its leading lanes (``Vectorized::set``),
+    the accumulators are added and reduced by the shuffle tree. Rows shorter than one half
+    vector reduce their lanes one by one. ``pre`` is the exact product of the other factors
+    (``last`` 1 for a plain sum); float32 in, float32 (keepdims) out."""
+    pre, last = np.broadcast_arrays(pre, np.asarray(last, _F32))
+    n = pre.shape[-1]
+    w = 2 * lanes
+
+    def prod(lo, hi):
+        return pre[..., lo:hi] * last[..., lo:hi]
+
+    def acc(lo, hi, a):
+        return fma(pre[..., lo:hi], last[..., lo:hi], a)
+
+    if n < w:
+        if n <= lanes:
+            return _seq(prod(0, n), n)
+        a0 = prod(0, lanes)
+        a0[..., :n - lanes] = acc(lanes, n, a0[..., :n - lanes])
+        return _seq(a0, lanes)
+    a0, a1 = prod(0, lanes), prod(lanes, w)
+    full = n - n % w
+    for d in range(w, full, w):
+        a0, a1 = acc(d, d + lanes, a0), acc(d + lanes, d + w, a1)
+    r = n - full
+    if r > lanes:
+        a0 = acc(full, full + lanes, a0)
+        a1[..., :r - lanes] = acc(full + lanes, n, a1[..., :r - lanes])
+    elif r:
+        a0[..., :r] = acc(full, n, a0[..., :r])
+    return _tree(a0 + a1)
 
 
 def layer_norm_bwd_half(g: np.ndarray, x: np.ndarray, w, mean: np.ndarray, rstd: np.ndarray,
-                        lanes: int = 16) -> np.ndarray:
-    """The input's gradient of a layer norm over the rows of 2-D half arrays as PyTorch's CPU
-    kernel computes it: the saved mean and rstd are half-typed, ``ds = sum(dy * w * x)`` and
-    ``db = sum(dy * w)`` in one float accumulator, ``b = (db * mean - ds) * rstd^3 / N``,
-    ``c = -b * mean - db * rstd / N``, ``dx = rstd * dy * w + b * x + c``, rounded once.
-    Exact when the row length is a multiple of ``lanes``; a scalar tail is summed on its own
-    (PyTorch's tail order is not reproduced: about one element in 10^4 differs)."""
+                        lanes: int = 8) -> np.ndarray:
+    """The input's gradient of a layer norm over the rows of 2-D half arrays as PyTorch 2.13's
+    CPU kernel computes it (its 256-bit build, 8 float lanes, whatever the CPU; measured bit
+    for bit): the saved mean and rstd are half-typed, ``ds = sum(dy * x * w)`` and
+    ``db = sum(dy * w)`` by its reduced-type ``map_reduce_all`` (``reduced_map_sum``),
+    ``b = (db * mean - ds) * rstd^3 / N``, ``c = -b * mean - db * rstd / N``,
+    ``dx = rstd * dy * w + b * x + c``, rounded once."""
     h = x.dtype
     dy = g.astype(_F32)
     xf = x.astype(_F32)
     a = rstd.astype(h).astype(_F32).reshape(-1, 1)
     m = mean.astype(h).astype(_F32).reshape(-1, 1)
     gw = _ONE if w is None else w.astype(_F32).reshape(-1)
-    dyw = dy if w is None else dy * gw
-    ds = _lane_dot(dyw, xf, lanes, True)
-    db = _lane_dot(dy, gw, lanes, True)
+    if w is None:
+        ds = reduced_map_sum(dy, xf, lanes)
+        db = reduced_map_sum(dy, _ONE, lanes)
+    else:
+        ds = reduced_map_sum(dy * xf, gw, lanes)
+        db = reduced_map_sum(dy, gw, lanes)
     sc = _F32(1.0 / x.shape[-1])
     b = fma(db, m, -ds) * a * a * a * sc
     c = fma(-b, m, -(db * a * sc))
     return (fma(b, xf, a * dy * gw) + c).astype(h)
-
 
 
 # ---- float16 GEMM (PyTorch's reference CPU BLAS for half types without hardware fp16) -------
@@ -524,44 +643,52 @@ def _gemm_ilp4(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for q in parts[1:]:
         if q is not None:
             s = s + q
-    return s
+    return s + _F32(0)      # the partial sums start from +0: an all -0 sum is +0
 
 
-def _gemm_seq(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``gemm_transb_``: the products of one ``l`` added to a float32 result, ``l`` by ``l``."""
-    s = a[..., :, 0:1] * b[..., 0:1, :]
-    for l in range(1, a.shape[-1]):
+def _gemm_seq(a: np.ndarray, b: np.ndarray, s=None) -> np.ndarray:
+    """``gemm_transb_``: the products of one ``l`` added to a float32 result (``s``, or
+    zeros), ``l`` by ``l``."""
+    if s is None:
+        s = np.zeros(a.shape[:-1] + b.shape[-1:], _F32)
+    for l in range(a.shape[-1]):
         s = fma(a[..., :, l:l + 1], b[..., l:l + 1, :], s)
     return s
 
 
-def _gemm_dot(a: np.ndarray, b: np.ndarray, lanes: int = 16) -> np.ndarray:
-    """``gemm_transa_``'s ``fp16_dot_with_fp32_arith``: four float vectors FMA-accumulate 64
-    elements a step and are added pairwise (0+2, 1+3, then 0+1), the remaining whole float
-    vectors FMA-accumulate into that, the lanes reduce by the shuffle tree, a scalar tail adds
-    last. Exact when k is a multiple of 64 (plus a scalar tail); with float vectors left over,
-    about two dot products in 10^4 still differ by an ulp (PyTorch's tail order is not
-    reproduced)."""
+def _gemm_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``gemm_transa_``'s ``fp16_dot_with_fp32_arith`` as PyTorch 2.13 runs it on x86 (its
+    256-bit build, whatever the CPU: 8-lane float vectors). Each 64-element block adds into
+    eight 8-lane accumulators (element ``e`` of a block to register ``e // 8``); the registers
+    fold pairwise (r + r+4, r + r+2, r + r+1) and the lanes by the shuffle tree. The remaining
+    whole 16-element chunks accumulate into one fresh 8-lane vector (low half, then high
+    half), reduced by the tree and added; the scalar tail adds last, one by one. A product of
+    two half values is exact in float32, so the kernel's FMAs round like a multiply and an
+    add."""
     k = a.shape[-1]
     x = a[..., :, None, :]
     y = np.swapaxes(b, -1, -2)[..., None, :, :]
-    shape = np.broadcast_shapes(x.shape[:-1], y.shape[:-1]) + (lanes,)
-    step = 4 * lanes
-    main = k - k % step
-    regs = [np.zeros(shape, _F32) for _ in range(4)]
-    for j in range(0, main, step):
-        for r in range(4):
-            sl = slice(j + r * lanes, j + (r + 1) * lanes)
-            regs[r] = fma(x[..., sl], y[..., sl], regs[r])
-    acc = (regs[0] + regs[2]) + (regs[1] + regs[3])
-    vec = k - k % lanes
-    for j in range(main, vec, lanes):
-        sl = slice(j, j + lanes)
-        acc = fma(x[..., sl], y[..., sl], acc)
-    s = _tree(acc)[..., 0]
+    shape = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+    main = k - k % 64
+    acc = np.zeros(shape + (64,), _F32)
+    for j in range(0, main, 64):
+        acc += x[..., j:j + 64] * y[..., j:j + 64]
+    s = _tree(_tree8(acc))
+    vec = k - k % 16
+    t = np.zeros(shape + (8,), _F32)
+    for j in range(main, vec, 8):
+        t += x[..., j:j + 8] * y[..., j:j + 8]
+    s = s + _tree(t)
     for j in range(vec, k):
-        s = s + x[..., j] * y[..., j]
-    return s
+        s = s + x[..., j:j + 1] * y[..., j:j + 1]
+    return s[..., 0]
+
+
+def _tree8(acc: np.ndarray) -> np.ndarray:
+    """Eight 8-lane registers laid side by side folded to one: r + r+4, r + r+2, r + r+1."""
+    acc = acc[..., :32] + acc[..., 32:]
+    acc = acc[..., :16] + acc[..., 16:]
+    return acc[..., :8] + acc[..., 8:]
 
 
 _GEMM_EXACT_MACS = 1 << 24   # beyond this, float32 BLAS (within an ulp; the replica is slow)
@@ -577,53 +704,274 @@ def _col_major(a: np.ndarray) -> bool:
     return s0 == 1 and s1 >= max(1, r)
 
 
+def _kernel(a: np.ndarray, b: np.ndarray) -> str:
+    """Which reference-BLAS kernel PyTorch's ``addmm_impl_cpu_`` picks for 2-D float16
+    operands. Its result is row-major, so it computes ``(a @ b)^T = b^T a^T`` column-major;
+    a result with one column (strides (1, 1)) is used as is instead, ``a @ b`` with ``a``
+    first, each operand tested for column-major strides first."""
+    m, k = a.shape
+    if b.shape[1] != 1:
+        ta, tb = _col_major(a), _col_major(b)
+        return "ilp4" if ta == tb else "dot" if tb else "seq_a"
+    s0, s1 = (s // a.itemsize for s in a.strides)
+    trans_a = not (s0 == 1 and s1 >= max(1, m))
+    s0, s1 = (s // b.itemsize for s in b.strides)
+    trans_b = not (s0 == 1 and s1 >= max(1, k))
+    return "ilp4" if trans_a == trans_b else "dot" if trans_a else "seq_b"
+
+
+_TINY = _F32(2.0 ** -126)
+
+
+def _ftz(x: np.ndarray) -> np.ndarray:
+    """Denormals to (signed) zero, as AVX512-BF16's ``vdpbf16ps`` treats its inputs and
+    results (DAZ/FTZ whatever MXCSR says)."""
+    return np.where(np.abs(x) < _TINY, x * _F32(0), x)
+
+
+def _dnnl_kblock(a: np.ndarray, m: int, n: int, k: int) -> int:
+    """oneDNN's reduction block for a bfloat16 matmul, as measured on PyTorch 2.13: the whole
+    reduction up to 512, then 512-long blocks, or 1024-long ones beyond 1024 unless the
+    result is a row or a column or the first operand is column-major."""
+    if k <= 512:
+        return k
+    if k <= 1024 or m == 1 or n == 1 or _col_major(a):
+        return 512
+    return 1024
+
+
+def _dnnl_bf16(a: np.ndarray, b: np.ndarray, kb: int) -> np.ndarray:
+    """A bfloat16 GEMM as oneDNN's AVX512-BF16 brgemm kernel sums it (PyTorch's
+    ``mkldnn_bf16_gemm``, used beyond 16^3 multiply-adds): ``vdpbf16ps`` adds each pair of
+    products to a float32 accumulator, the odd element first, one rounding each, with
+    denormals flushed; the reduction runs in ``kb``-long blocks whose sums are added in order.
+    The products of bfloat16 values are exact in float32."""
+    k = a.shape[-1]
+    a, b = _ftz(a), _ftz(b)
+    r = None
+    for s in range(0, k, kb):
+        e = min(k, s + kb)
+        acc = np.zeros(a.shape[:-1] + b.shape[-1:], _F32)
+        for j in range(s, e, 2):
+            for l in ((j + 1, j) if j + 1 < e else (j,)):
+                acc += _ftz(a[..., :, l:l + 1] * b[..., l:l + 1, :])
+                acc = _ftz(acc)
+        r = acc if r is None else _ftz(r + acc)
+    return r
+
+
 def half_gemm(a: np.ndarray, b: np.ndarray, c=None, beta: float = 0.0, alpha: float = 1.0):
-    """float16 ``a @ b`` (2-D, or 3-D batches of equal size) as PyTorch's reference CPU BLAS
-    sums its float32 products, chosen by the operands' layouts like its ``gemm``: both
-    row-major or both column-major, four interleaved partial sums; a column-major ``b``, the
-    vectorised dot kernel; a column-major ``a``, one running sum; ``bmm`` of fewer than 400
-    multiply-adds per matrix, one running sum. None where this does not apply (other shapes,
-    degenerate sizes, large products): the caller uses float32 BLAS. With ``c`` (addmm's
-    input, broadcast to the result; only ``beta == alpha == 1``): ``c + dot`` in float32, or
-    for the running-sum kernel the sum started from ``c``."""
-    if a.dtype != np.float16 or b.dtype != np.float16 or a.ndim != b.ndim or a.ndim not in (2, 3):
+    """Half-type ``a @ b`` (2-D, or 3-D batches of equal size) as PyTorch sums its float32
+    products. Its reference CPU BLAS (float16, and bfloat16 up to 16^3 multiply-adds), chosen
+    by the operands' layouts like its ``gemm`` (``_kernel``): four interleaved partial sums
+    (``gemm_notrans_``/``gemm_transab_``), the vectorised dot kernel (``gemm_transa_``), or
+    one running sum per output (``gemm_transb_``, alpha folded into one operand); ``bmm`` of
+    fewer than 400 multiply-adds per matrix, one running sum; bfloat16 beyond 16^3
+    multiply-adds, oneDNN's kernel (``_dnnl_bf16``). With ``c`` (addmm's input, broadcast to
+    the result): ``beta * c + alpha * dot`` in float32 (an FMA), or for the running-sum
+    kernel the sum started from ``beta * c``. None where this does not apply (other shapes,
+    empty sizes, large products): the caller uses float32 BLAS."""
+    if a.dtype not in (np.float16, _BF16) or b.dtype != a.dtype or a.ndim != b.ndim or \
+            a.ndim not in (2, 3):
         return None
-    if c is not None and (beta != 1 or alpha != 1):
-        return None     # scaled addmm: PyTorch's scalar handling is not reproduced yet
     m, k = a.shape[-2:]
     n = b.shape[-1]
-    if min(m, n, k) < 2 or b.shape[-2] != k or m * n * k * (a.shape[0] if a.ndim == 3 else 1) \
+    if min(m, n, k) < 1 or b.shape[-2] != k or m * n * k * (a.shape[0] if a.ndim == 3 else 1) \
             > _GEMM_EXACT_MACS:
         return None
+    dnnl = a.dtype == _BF16 and m * n * k > 4096
     if a.ndim == 3:
-        if a.shape[0] != b.shape[0]:
+        if a.shape[0] != b.shape[0] or c is not None:
             return None
-        if c is not None:
-            return None
-        if m * n * k < 400:
+        # bmm: bfloat16 goes to oneDNN's batched matmul beyond 16^3 multiply-adds in all
+        # (its reduction blocks as for mm, measured: 512 for single rows or a column-major
+        # first operand, else 1024 beyond 1024)
+        dnnl = a.dtype == _BF16 and a.shape[0] * m * n * k > 4096
+        if not dnnl and m * n * k < 400:
             return _gemm_seq(a.astype(_F32), b.astype(_F32)).astype(a.dtype)
-        ta, tb = _col_major(a[0]), _col_major(b[0])
+        kind = "dnnl" if dnnl else _kernel(a[0], b[0])
+        kb = k if k <= 512 else 512 if k <= 1024 or m == 1 or _col_major(a[0]) else 1024
     else:
-        ta, tb = _col_major(a), _col_major(b)
+        kind = "dnnl" if dnnl else _kernel(a, b)
+        kb = _dnnl_kblock(a, m, n, k) if dnnl else k
     af, bf = a.astype(_F32), b.astype(_F32)
     c32 = None
-    if c is not None:
+    if c is not None and beta != 0:
         c32 = np.broadcast_to(np.asarray(c, _F32), (m, n))
-        if beta == 0:
-            c32 = None
-    if ta == tb:
+    if kind == "dnnl":
+        r = _dnnl_bf16(af, bf, kb)
+    elif kind == "ilp4":
         r = _gemm_ilp4(af, bf)
-    elif tb:
+    elif kind == "dot":
         r = _gemm_dot(af, bf)
-    elif c32 is not None:
-        # gemm_transb_ scales its float32 copy of c by beta, then adds alpha * a @ b into it
-        r = c32 * _F32(beta)
-        bs = bf * _F32(alpha)
-        for l in range(k):
-            r = fma(af[:, l:l + 1], bs[l:l + 1, :], r)
-        return r.astype(a.dtype)
     else:
-        r = _gemm_seq(af, bf)
-    if c is not None:
-        r = fma(_F32(alpha), r, c32 * _F32(beta)) if c32 is not None else r * _F32(alpha)
+        # gemm_transb_: a float32 copy of c (times beta; zeros when beta is 0) gets the
+        # products added l by l, alpha folded into BLAS's second operand (a here, or b for a
+        # one-column result)
+        r = np.zeros(af.shape[:-1] + (n,), _F32) if c32 is None else c32 * _F32(beta)
+        if alpha != 1:
+            if kind == "seq_a":
+                af = af * _F32(alpha)
+            else:
+                bf = bf * _F32(alpha)
+        return _gemm_seq(af, bf, r).astype(a.dtype)
+    if c32 is not None:
+        # ``beta * c + alpha * dot`` in float32, GCC contracting the beta product into an FMA
+        r = fma(_F32(beta), c32, r * _F32(alpha))
+    elif alpha != 1:
+        r = r * _F32(alpha)
     return r.astype(a.dtype)
+
+
+def half_linear(x: np.ndarray, w: np.ndarray, b=None, addmm: bool = True):
+    """float16 ``linear(x, w, b)`` as PyTorch routes it: ``x`` folded to 2-D, one ``addmm``
+    (the bias added to the float32 dot products, rounded once) when ``addmm`` (a 2-D input,
+    or a contiguous one with a 1-D bias), else ``mm`` and a separate float16 add. None where
+    ``half_gemm`` does not apply."""
+    if x.ndim < 2 or w.ndim != 2 or (b is not None and type(b) is not np.ndarray):
+        return None
+    x2 = x.reshape(-1, x.shape[-1]) if x.ndim > 2 else x
+    if b is not None and addmm:
+        r = half_gemm(x2, w.T, b, 1.0, 1.0)
+    else:
+        r = half_gemm(x2, w.T)
+        if r is not None and b is not None:
+            r = (r.astype(_F32) + b.astype(_F32)).astype(r.dtype)
+    return None if r is None else r.reshape(x.shape[:-1] + w.shape[:1])
+
+
+def sincf(x: np.ndarray) -> np.ndarray:
+    """PyTorch's scalar ``sinc`` kernel on float32 values of a half type: ``product = pi * x``
+    in float32, ``std::sin(product) / product`` (glibc's ``sinf``: float64 ``sin`` rounded to
+    float32 gives its value for every half input), 1 at 0."""
+    p = x * _F32(np.pi)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.sin(p.astype(_F64)).astype(_F32) / p
+    return np.where(x == 0, _F32(1), s)
+
+
+# ---- layer_norm's forward for half types (PyTorch's RowwiseMoments, moments_utils.h) --------
+
+def _add_moments_vec(m0_add: int, m1a, m2a, m0: int, m1, m2):
+    """``AddMomentsVec``: merge (m0_add, m1a, m2a) into (m0, m1, m2), lane-wise."""
+    n = m0 + m0_add
+    c = _F32(0) if n == 0 else _F32(m0_add) / _F32(n)
+    delta = m1a - m1
+    m2t = m2 + m2a
+    cd = c * delta
+    return n, m1 + cd, fma(delta * _F32(m0), cd, m2t)
+
+
+def half_row_moments(x: np.ndarray, lanes: int = 16):
+    """Mean and biased variance of each row of a 2-D float32 array of half values as
+    PyTorch's ``RowwiseMoments`` computes them: Welford over 2 ``lanes``-wide float vectors
+    per half vector, in chunks of 16 vectors merged by a cascade (pairwise) stack, a scalar
+    Welford over the tail, then the lanes merged into the tail's moments one by one."""
+    rows, n_all = x.shape
+    vec = 2 * lanes
+    n = n_all // vec
+    m = -(-n // 16)
+    depth = 1 if m <= 2 else int(m - 1).bit_length()
+    zero = np.zeros((rows, lanes), _F32)
+    stk = [[0, zero, zero] for _ in range(depth)]
+    for i in range(m):
+        base = i * 16 * vec
+        m0 = min(16, n - i * 16)
+        m1a = m1b = m2a = m2b = zero
+        for j in range(m0):
+            c = _F32(1) / _F32(j + 1)
+            x0 = x[:, base + j * vec: base + j * vec + lanes]
+            x1 = x[:, base + j * vec + lanes: base + (j + 1) * vec]
+            d0, d1 = x0 - m1a, x1 - m1b
+            m1a, m1b = fma(d0, c, m1a), fma(d1, c, m1b)
+            m2a, m2b = fma(d0, x0 - m1a, m2a), fma(d1, x1 - m1b, m2b)
+        stk[0] = list(_add_moments_vec(m0, m1a, m2a, *stk[0]))
+        stk[0] = list(_add_moments_vec(m0, m1b, m2b, *stk[0]))
+        mask, j = i + 1, 1
+        while j < depth and mask & 1 == 0:
+            stk[j] = list(_add_moments_vec(*stk[j - 1], *stk[j]))
+            stk[j - 1] = [0, zero, zero]
+            mask >>= 1
+            j += 1
+    for i in range(1, depth):
+        stk[0] = list(_add_moments_vec(*stk[i], *stk[0]))
+    m1v, m2v = stk[0][1], stk[0][2]
+    m0 = 0
+    m1 = m2 = np.zeros(rows, _F32)
+    for i in range(n * vec, n_all):
+        xi = x[:, i]
+        delta = xi - m1
+        m0 += 1
+        m1 = m1 + delta / _F32(m0)
+        m2 = fma(delta, xi - m1, m2)
+    add = n * vec // lanes
+    for lane in range(lanes):
+        tot = m0 + add
+        c = _F32(0) if tot == 0 else _F32(add) / _F32(tot)
+        delta = m1v[:, lane] - m1
+        m1 = fma(c, delta, m1)
+        m2 = m2 + fma(delta * delta * c, _F32(m0), m2v[:, lane])
+        m0 = tot
+    return m1, m2 / _F32(n_all)
+
+
+def layer_norm_fwd_half(x: np.ndarray, w, b, eps: float):
+    """A half-type layer norm over the rows of 2-D ``x`` as PyTorch 2.13's CPU kernel runs it
+    (its 256-bit build: 16 half lanes, 8 float lanes): ``RowwiseMoments`` for the mean and
+    biased variance, ``rstd = 1 / sqrt(var + eps)``, then ``(x * rstd + (-rstd * mean)) *
+    gamma + beta`` in float32 with both multiply-adds fused (gamma 1 and beta 0 when absent),
+    rounded once. Returns the result and the float32 mean and rstd, (rows, 1) each."""
+    x32 = x.astype(_F32)
+    mean, var = half_row_moments(x32, 8)
+    rstd = _ONE / np.sqrt(var + _F32(eps))
+    y = fma(x32, rstd[:, None], (-rstd * mean)[:, None])
+    g = _ONE if w is None else w.reshape(-1).astype(_F32)
+    sh = _F32(0) if b is None else b.reshape(-1).astype(_F32)
+    y = fma(y, g, sh)
+    return y.astype(x.dtype), mean[:, None], rstd[:, None]
+
+
+def half_einsum2(eq: str, a: np.ndarray, b: np.ndarray):
+    """A two-operand half-type einsum as PyTorch's ``sumproduct_pair`` runs it: labels
+    ordered output first, then the contracted ones (upper case before lower case), each
+    operand permuted to (batch, own, summed) / (batch, summed, own) and reshaped (a view
+    where one exists, else a row-major copy), one ``bmm`` (``half_gemm``), the result
+    unpermuted. None where this does not apply (ellipses, repeated labels, size-1 or
+    broadcast dims, labels summed in one operand only, large products)."""
+    if "..." in eq or "->" not in eq:
+        return None
+    lhs, out = eq.split("->")
+    parts = lhs.split(",")
+    if len(parts) != 2:
+        return None
+    la, lb = parts
+    if len(set(la)) != len(la) or len(set(lb)) != len(lb) or len(set(out)) != len(out) or \
+            len(la) != a.ndim or len(lb) != b.ndim or not set(out) <= set(la + lb):
+        return None
+    if any(n == 1 for n in a.shape + b.shape) or 0 in a.strides + b.strides or not a.size:
+        return None
+    size = dict(zip(la, a.shape))
+    if any(size.setdefault(c, n) != n for c, n in zip(lb, b.shape)):
+        return None
+    summed = sorted(set(la + lb) - set(out), key=lambda c: (c.islower(), c))
+    if any(c not in la or c not in lb for c in summed):
+        return None
+    lro = [c for c in out if c in la and c in lb]
+    lo = [c for c in out if c in la and c not in lb]
+    ro = [c for c in out if c in lb and c not in la]
+
+    def prod(labels):
+        n = 1
+        for c in labels:
+            n *= size[c]
+        return n
+
+    left = a.transpose([la.index(c) for c in lro + lo + summed])
+    right = b.transpose([lb.index(c) for c in lro + summed + ro])
+    r = half_gemm(left.reshape(prod(lro), prod(lo), prod(summed)),
+                  right.reshape(prod(lro), prod(summed), prod(ro)))
+    if r is None:
+        return None
+    labels = lro + lo + ro
+    r = r.reshape([size[c] for c in labels])
+    return r.transpose([labels.index(c) for c in out])

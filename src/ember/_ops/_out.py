@@ -7,7 +7,8 @@ the op runs out of place (with ``out=None``) and ``write`` puts the result into 
   "functions with out=... arguments don't support automatic differentiation" error;
 * dtype: the result is cast to ``out``'s dtype when ``can_cast`` allows it (TensorIterator ops),
   or must match exactly (``dtype="exact"`` and op-specific messages), or is computed in
-  ``out``'s dtype (``dtype="as_out"``: sum, cumsum, creation functions, ...);
+  ``out``'s dtype (``dtype="as_out"``: sum, cumsum, creation functions, ..., where a ``dtype``
+  argument must be ``out``'s);
 * shape: a wrongly shaped ``out`` is resized (with PyTorch's deprecation warning when it had
   elements) in place over its own memory when that is large enough, as ``resize_`` does;
 * ``out`` keeps its identity, is returned, and its version counter is bumped once; a view
@@ -27,7 +28,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _Lazy, _root, raw_data
 from ..autograd.grad_mode import STATE
 
-__all__ = ["EXACT", "FOUND", "check_out_grad", "with_out", "write"]
+__all__ = ["EXACT", "FOUND", "check_factory_out", "check_out_grad", "with_out", "write"]
 
 # the C++ type names PyTorch's "Expected out tensor to have dtype ..." message prints
 _CPP = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -84,8 +85,12 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
     _check_out_type(name, out)
     if dtype == "as_out":
         o = out[0] if isinstance(out, (tuple, list)) else out
-        if kwargs.get("dtype") is None:
+        given = kwargs.get("dtype")
+        if given is None:
             kwargs = dict(kwargs, dtype=o.dtype)
+        elif given is not o.dtype:   # (sum, prod, cumsum...: a given dtype must be out's)
+            raise RuntimeError(EXACT.format(rc=_CPP.get(given.name, given.name),
+                                            oc=_CPP.get(o.dtype.name, o.dtype.name)))
         dtype = "cast"
     try:
         res = fn(*args, **kwargs)
@@ -107,6 +112,23 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
         raise NotImplementedError(f"Trying to use forward AD with {name}_out that does not "
                                   "support it because it is an out= function")
     return r
+
+
+def check_factory_out(out, dtype=None, device=None) -> None:
+    """PyTorch's argument-parser check for a factory function given ``out=``: an explicit
+    ``dtype`` / ``device`` must be ``out``'s (before any other check of the call)."""
+    if not isinstance(out, Tensor):
+        return   # (with_out's TypeError)
+    if dtype is not None and dtype is not out.dtype:
+        from ._dispatch import _type_name
+        raise RuntimeError(f"dtype {_type_name(dtype)} does not match dtype of out parameter "
+                           f"({_type_name(out.dtype)})")
+    if device is not None:
+        from .._device import as_device
+        dt = as_device(device).type
+        if dt != out.device.type:
+            raise RuntimeError(f"device type {dt} does not match device type of out parameter "
+                               f"({out.device.type})")
 
 
 def _has_tangent(x) -> bool:
@@ -210,6 +232,9 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
     d = raw_data(out)
     if isinstance(out, _Lazy):   # a conj (neg) view stores the inverse transform
         r = type(out)._fn_np(np.asarray(r))
+    if r.dtype != d.dtype and (r.dtype.names is not None or d.dtype.names is not None):
+        from .._chalf import cast  # complex32 pairs, which NumPy cannot cast
+        r = cast(np.asarray(r), d.dtype)
     try:
         np.copyto(d, r, casting="unsafe")
     except ValueError:   # a read-only (expanded) out: PyTorch writes it all the same
@@ -274,6 +299,11 @@ def resize_data(out: Tensor, shape, like=None, restride: bool = False) -> None:
                         flat[off:off + n], shape,
                         tuple(st // like.itemsize * d.itemsize for st in like.strides))
     if new is None:
-        new = (np.empty_like(like, dtype=d.dtype) if like is not None
-               else np.zeros(shape, d.dtype))
+        if like is not None and not like.size and type(like) is np.ndarray:
+            # (np.empty_like would give NumPy's zero strides: the result's PyTorch strides)
+            from .._layout import empty_np, torch_strides
+            new = empty_np(shape, torch_strides(like), d.dtype)
+        else:
+            new = (np.empty_like(like, dtype=d.dtype) if like is not None
+                   else np.zeros(shape, d.dtype))
     out._data = new

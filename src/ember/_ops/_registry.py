@@ -19,6 +19,7 @@ from weakref import ref as _weakref
 import numpy as np
 
 from .._batched import BatchedArray as _BA
+from .._layout import fresh_empty as _fresh_empty
 from .._tensor import (
     CM_DEFAULT,
     CM_INFERENCE,
@@ -202,6 +203,8 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
     if n == 1:
         x = inputs[0]
         if type(x) is Tensor:   # the commonest call: one plain tensor (no conj/neg bit)
+            if op.is_view and not x._data.size:
+                viewable(x)
             try:
                 out = op.fwd(x._data, *params)
             except TypeError as e:   # NumPy refused complex32 pairs (or a real type error)
@@ -224,6 +227,8 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
                 from .._chalf import refused
                 out = refused(e, op, (a._data, b._data), params)
             return wrap_two(op, a, b, params, out)
+    if op.is_view and isinstance(inputs[0], Tensor) and not inputs[0]._data.size:
+        viewable(inputs[0])
     datas = [t._data if isinstance(t, Tensor) else t for t in inputs]
     if op.is_view and isinstance(inputs[0], _Lazy):
         datas[0] = raw_data(inputs[0])   # a view of a conj (neg) view: the same memory
@@ -238,6 +243,19 @@ def apply(op: Op, inputs: tuple, params: tuple = ()):
         from .._chalf import refused
         out = refused(e, op, datas, params)
     return wrap_outputs(op, inputs, params, out)
+
+
+def viewable(x: Tensor) -> np.ndarray:
+    """``x``'s array, ready for a view op to view: NumPy gives a fresh empty result zero
+    strides (reported as row-major), which a NumPy view would carry on; such an array is
+    swapped for one with the row-major strides (an empty array holds no memory to share), so
+    the view gets PyTorch's strides (``(x + 1).transpose(0, 2)`` of a (2, 0, 3) result)."""
+    d = x._data
+    if type(d) is np.ndarray and not d.size:
+        e = _fresh_empty(d)
+        if e is not d:
+            x._data = d = e
+    return d
 
 
 def wrap_outputs(op: Op, inputs, params, out):

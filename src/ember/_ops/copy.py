@@ -72,7 +72,10 @@ def _cast_fwd(x, npd, mf=None):
     try:
         if type(x) is np.ndarray and (mf is not None or not x.flags.c_contiguous
                                       or (x.ndim > 1 and 1 in x.shape) or not x.size):
-            return _L.copy_like(D.astype(x, npd) if npd == np.float16 else x, mf, npd)
+            if npd == np.float16:   # (the layout is x's: a converted empty copy has lost it)
+                return _L.copy_to_strides(D.astype(x, npd), _L.like_strides(
+                    x.shape, _L.torch_strides(x), mf))
+            return _L.copy_like(x, mf, npd)
         return D.astype(x, npd)   # (PyTorch's _to_copy layout, not NumPy's "K", above)
     except TypeError:   # NumPy refuses to cast complex32 pairs: through complex64
         if x.dtype != _CH:

@@ -271,9 +271,15 @@ def tensor(data, *, dtype: D.dtype | None = None, device=None, requires_grad: bo
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dt = dtype or _infer_dtype(data)
     a = _to_array(data, dt)
-    if type(data) is np.ndarray and data.size == 0 and any(data.strides):
-        # PyTorch copies an array as ``clone`` does: an empty one keeps its strides
-        a = _L.empty_np(a.shape, _L.elem_strides(data), a.dtype)
+    src = data._data if isinstance(data, Tensor) else data
+    if type(src) is np.ndarray and (src.ndim > 1 and 1 in src.shape or not src.size
+                                    or not src.flags.c_contiguous):
+        # PyTorch copies an array or tensor as ``clone`` does (an array with from_numpy's
+        # strides, zeros included): a dense one's strides kept, others dense in their order
+        want = _L.preserve_strides(src.shape, data.stride() if src is not data
+                                   else _L.elem_strides(data))
+        if _L.elem_strides(a) != want or not a.size:
+            a = _L.copy_to_strides(a, want)
     return _new_tensor(a, device, requires_grad)
 
 
@@ -301,6 +307,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     D.from_numpy_dtype(ndarray.dtype)
     _check_strides(ndarray)
+    if not ndarray.size and not any(ndarray.strides):
+        # NumPy's zero strides are kept (an empty array shares no memory to keep)
+        ndarray = _L.zero_strided_empty(ndarray.shape, ndarray.dtype)
     return _new_tensor(ndarray)
 
 
@@ -320,14 +329,15 @@ def _filled(size, fill, dtype, device, requires_grad, fn, name: str = "zeros") -
                        device, requires_grad)
 
 
-def _out(fn, out, args, dtype, device, requires_grad, warn=False) -> Tensor:
+def _out(fn, out, args, dtype, device, requires_grad, warn=False, name=None) -> Tensor:
     """A creation function's ``out=`` (``_out.with_out``): made in ``out``'s dtype unless one
     is given; ``out`` requiring grad is refused in grad mode, under the aten:: name as PyTorch
     does; a wrongly shaped ``out`` is resized without a warning (except by arange)."""
-    from ._out import with_out
+    from ._out import check_factory_out, with_out
+    check_factory_out(out, dtype, device)
     return with_out(fn, out, args, {"dtype": dtype, "device": device,
                                     "requires_grad": requires_grad},
-                    name="aten::" + fn.__name__, dtype="as_out", warn=warn)
+                    name="aten::" + (name or fn.__name__), dtype="as_out", warn=warn)
 
 
 _ARANGE_RESIZE = (
@@ -337,9 +347,10 @@ _ARANGE_RESIZE = (
     "at /__w/pytorch/pytorch/aten/src/ATen/native/RangeFactories.cpp:199.)")
 
 
-def _empty_out(out: Tensor, size) -> Tensor:
+def _empty_out(out: Tensor, size, dtype=None, device=None) -> Tensor:
     """``empty(..., out=)``: ``out`` resized (bumping its version) and otherwise untouched."""
-    from ._out import resize_data
+    from ._out import check_factory_out, resize_data
+    check_factory_out(out, dtype, device)
     if out.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     shape = _size(size, "empty")
@@ -374,7 +385,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     """``torch.empty`` (zero-filled here, so results are reproducible)."""
     check_factory_options(layout, pin_memory)
     if out is not None:
-        return _empty_out(out, size)
+        return _empty_out(out, size, dtype, device)
     mf = _L.check_format(memory_format, "empty")
     if mf is not None and mf is not _L.contiguous_format:
         if mf is _L.preserve_format:
@@ -521,9 +532,25 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     return _new_tensor(np.asarray(a).astype(dtype.np), device, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, device=None,
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False) -> Tensor:
-    """The deprecated inclusive ``torch.range``."""
+    """The deprecated inclusive ``torch.range`` (with PyTorch's warning at each call)."""
+    import warnings
+    check_factory_options(layout)
+    if out is not None:
+        from ._out import check_factory_out
+        check_factory_out(out, dtype, device)
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if out is not None:
+        return _out(_range, out, (start, end, step), dtype, device, requires_grad,
+                    name="range")
+    return _range(start, end, step, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _range(start, end, step, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if end is None:
         start, end = 0, start
     n = int(np.floor((end - start) / step)) + 1
@@ -576,6 +603,8 @@ def eye(n: int, m: int | None = None, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m is not None and m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    if _dt(dtype) is D.complex32:   # (PyTorch's eye kernel has no ComplexHalf)
+        raise NotImplementedError("\"eye\" not implemented for 'ComplexHalf'")
     return _new_tensor(np.eye(n, m, dtype=_dt(dtype).np), device, requires_grad)
 
 

@@ -15,7 +15,10 @@ import numpy as np
 
 from .. import _scalar as S
 from .._layout import contiguous_np as _contig_np
+from .._layout import empty_np as _empty_np
 from .._layout import iter_perm as _iter_perm
+from .._layout import iter_strides as _iter_strides
+from .._layout import torch_strides as _torch_strides
 from .._tensor import Tensor, Version, _make, _wrap_dim
 from ._dispatch import (
     _type_name,
@@ -27,7 +30,7 @@ from ._dispatch import (
     refuse_inference,
 )
 from ._out import with_out
-from ._registry import Op, apply, method, ns_fn, wrap_one, wrap_outputs, wrap_view
+from ._registry import Op, apply, method, ns_fn, viewable, wrap_one, wrap_outputs, wrap_view
 from .views import SELECT, SLICE, getitem_basic, select, slice_is_noop
 
 __all__ = [
@@ -94,14 +97,14 @@ def _index_fwd(x, in_shape, key):
     follows the source's strides, then the index tensors'), not NumPy's (indexed dims
     outermost): strides and as_strided views of the result then match."""
     out = x[key]
-    if type(out) is not np.ndarray or out.ndim < 2 or type(x) is not np.ndarray or not out.size:
-        return out   # (an empty result: NumPy's fresh array, reported row-major as PyTorch's)
+    if type(out) is not np.ndarray or out.ndim < 2 or type(x) is not np.ndarray:
+        return out
     item = x.itemsize
     adv = [i for i, k in enumerate(key) if not isinstance(k, slice)]
     arrays = [np.asarray(key[i]) for i in adv]
     bshape = np.broadcast_shapes(*[a.shape for a in arrays])
     nb = len(bshape)
-    xs = [s // item for s in x.strides]
+    xs = _torch_strides(x)   # (an empty source's as PyTorch reports them)
     rest = [d for d in range(x.ndim) if d not in adv]
     if adv == list(range(adv[0], adv[-1] + 1)):
         before = [d for d in rest if d < adv[0]]
@@ -109,21 +112,34 @@ def _index_fwd(x, in_shape, key):
     else:   # indexed dims apart: PyTorch (like NumPy) moves the result's to the front
         before, after = [], rest
     src = [xs[d] for d in before] + [0] * nb + [xs[d] for d in after]
-    operands = [src]
     # an index tensor is viewed with size-1 dims around its own (contiguous strides there):
     # broadcast, they count as zero, but where the result's size is 1 they stay
     nb_el = max(int(np.prod(bshape)), 1)
-    pre = [nb_el if out.shape[i] == 1 else 0 for i in range(len(before))]
-    post = [1 if out.shape[len(before) + nb + i] == 1 else 0 for i in range(len(after))]
-    for a in arrays:
-        b = np.broadcast_to(a, bshape)
-        operands.append(pre + [st // max(b.itemsize, 1) for st in b.strides] + post)
-    perm = _iter_perm(out.shape, operands)
-    strides = [0] * out.ndim
-    nxt = 1
-    for d in perm:
-        strides[d] = nxt
-        nxt *= out.shape[d]
+    if not out.size:
+        # TensorIterator's layout, its fast setup included (every empty operand counts as
+        # contiguous; for a non-empty result that setup agrees with the sorted order below)
+        ishape = (1,) * len(before) + tuple(bshape) + (1,) * len(after)
+        operands = [(out.shape, src)]
+        for a in arrays:   # (an empty index: its PyTorch strides, broadcast dims 0)
+            ta, off = _torch_strides(a), nb - a.ndim
+            bst = [0] * off + [ta[i] if n == bshape[off + i] else 0
+                               for i, n in enumerate(a.shape)]
+            operands.append((ishape, [nb_el] * len(before) + bst + [1] * len(after)))
+        strides = _iter_strides(out.shape, operands)
+        nxt = 0
+    else:
+        operands = [src]
+        pre = [nb_el if out.shape[i] == 1 else 0 for i in range(len(before))]
+        post = [1 if out.shape[len(before) + nb + i] == 1 else 0 for i in range(len(after))]
+        for a in arrays:
+            b = np.broadcast_to(a, bshape)
+            operands.append(pre + [st // max(b.itemsize, 1) for st in b.strides] + post)
+        perm = _iter_perm(out.shape, operands)
+        strides = [0] * out.ndim
+        nxt = 1
+        for d in perm:
+            strides[d] = nxt
+            nxt *= out.shape[d]
     bstrides = tuple(st * item for st in strides)
     if bstrides == out.strides:
         return out
@@ -340,6 +356,8 @@ def _getitem(self: Tensor, key) -> Tensor:
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {size}")
         d = self._data
         if _FAST and type(self) is Tensor and type(d) is np.ndarray:   # select, inlined
+            if not d.size:
+                d = viewable(self)
             k = (key % size,)
             return wrap_view(SELECT, self, (d.shape, k), d[k + (Ellipsis,)])
         return select(self, 0, key)
@@ -353,8 +371,11 @@ def _getitem(self: Tensor, key) -> Tensor:
             # x[a:b]: one SliceBackward0 view (what getitem_basic makes of a lone slice)
             shape = d.shape
             start, stop, step = key.indices(shape[0])
-            return wrap_view(SLICE, self, (shape, (slice(start, stop, step),)),
-                             d[start:stop:step])
+            k = (slice(start, stop, step),)
+            if start < stop and d.size:
+                return wrap_view(SLICE, self, (shape, k), d[start:stop:step])
+            # (an empty result: PyTorch's stride and offset, from a source with its strides)
+            return wrap_view(SLICE, self, (shape, k), SLICE.fwd(viewable(self), shape, k))
         return getitem_basic(self, (key,), lone_slice=True)
     if type(key) is Tensor:
         a = key._data
@@ -604,6 +625,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
                 if k != dd and ishape[k] > shape[k]:
                     break
             else:
+                if d.dtype.names is not None:
+                    _no_chalf_kernel("gather")
                 _check_bounds(idx, shape[dd], dd)
                 r = d[_full_key(idx, dd)]
                 if not r.flags.c_contiguous or 1 in r.shape:   # (GATHER's layout rule)
@@ -624,8 +647,18 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {_shape_str(idx.shape)} "
                 f"to be no larger than self {_shape_str(shape)} apart from dimension {d}")
+    if idx.size and input._data.dtype.names is not None:
+        _no_chalf_kernel("gather")
     _check_bounds(idx, _size(shape, d), d)
     return apply(GATHER, (input, index), (d, idx.astype(np.int64), shape))
+
+
+def _no_chalf_kernel(name: str):
+    """PyTorch's error for a complex32 tensor reaching its scatter/gather kernels (which have
+    no ComplexHalf type; they run, and refuse, before checking the indices' bounds, and not at
+    all for an empty index)."""
+    from .._chalf import refuse
+    refuse(name)
 
 
 # ---- scatter -----------------------------------------------------------------------------
@@ -703,7 +736,7 @@ ns_fn("scatter_zero", _scatter_zero_np,
       lambda g, dim, idx: apply(SCATTER_VALUE, (g,), (dim, idx, 0, None)))
 
 
-def _scatter_checks(self: Tensor, dim: int, index: Tensor, src, name="scatter"):
+def _scatter_checks(self: Tensor, dim: int, index: Tensor, src, name="scatter", kernel=None):
     shape = self._data.shape
     idx = index._data
     d = _dim_of(shape, dim)
@@ -728,6 +761,8 @@ def _scatter_checks(self: Tensor, dim: int, index: Tensor, src, name="scatter"):
         raise RuntimeError(
             f"Expected index {_shape_str(idx.shape)} to be no larger than self "
             f"{_shape_str(shape)} apart from dimension {d}")
+    if idx.size and self._data.dtype.names is not None:   # (complex32: ``kernel`` names it)
+        _no_chalf_kernel(kernel or ("scatter" if isinstance(src, Tensor) else "scatter_value"))
     _check_bounds(idx, _size(shape, d), d)
     if len(shape) != idx.ndim:
         idx = idx.reshape(shape)
@@ -1192,6 +1227,8 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
                            f"{_type_name(index.dtype)}")
     n = input._data.size
     if idx.size:
+        if input._data.dtype.names is not None:
+            _no_chalf_kernel("take")
         bad = idx[(idx < -n) | (idx >= n)]
         if bad.size:
             raise IndexError(f"out of range: tried to access index {int(bad.flat[0])} on a "
@@ -1245,9 +1282,15 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):
     if as_tuple:
         a = d.reshape(1) if d.ndim == 0 else d
         return tuple(_plain(np.ascontiguousarray(i, np.int64)) for i in np.nonzero(a))
+    # PyTorch fills a (ndim, n) row-major buffer and returns its transpose: strides (1, n)
     if d.ndim == 0:
-        return _plain(np.zeros((1 if np.count_nonzero(d) else 0, 0), np.int64))
-    return _plain(np.argwhere(d).astype(np.int64))
+        n = 1 if np.count_nonzero(d) else 0
+        return _plain(_empty_np((n, 0), (1, n), np.int64))
+    nz = np.nonzero(d)
+    r = _empty_np((d.ndim, nz[0].size), (nz[0].size, 1), np.int64)
+    for i, c in enumerate(nz):
+        r[i] = c
+    return _plain(r.T)
 
 
 def argwhere(input: Tensor) -> Tensor:

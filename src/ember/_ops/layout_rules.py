@@ -30,10 +30,22 @@ CONTIGUOUS = frozenset((
     "take", "tril", "triu", "repeat",
     # normalization over the last dims
     "native_layer_norm", "rms_norm",
+    # scatters whose structured kernels allocate a plain result (not a clone of self)
+    "scatter", "scatter_value", "scatter_add", "scatter_reduce", "index_add", "index_copy",
+    "masked_scatter",
 ))
 
-# PyTorch allocates these with empty_like(self): a dense input's strides are kept
-PRESERVE = frozenset(("flip", "sort", "sort_stable", "nan_to_num", "hardtanh"))
+# PyTorch allocates these with empty_like(self) (or clones self): a dense input's strides are
+# kept, an empty input's whatever they are
+PRESERVE = frozenset(("flip", "sort", "sort_stable", "nan_to_num", "hardtanh", "index_put",
+                      "index_fill", "index_fill_tensor", "put"))
+
+# PyTorch's view scatters copy self with clone_preserve_strides: its exact strides
+STRIDED = frozenset(("SelectScatterBackward0", "SliceScatterBackward0",
+                     "DiagonalScatterBackward0"))
+
+# elementwise kernels of two operands, laid out by TensorIterator (``_layout.iter_result``)
+ITER2 = frozenset(("complex", "polar"))
 
 # PyTorch makes these in the input's suggested memory format (contiguous or channels_last)
 SUGGEST = frozenset(("roll", "convolution", "max_pool2d", "max_pool3d", "avg_pool2d",
@@ -48,6 +60,22 @@ def _preserve(op) -> None:
     op.fwd = wrapped
 
 
+def _strided(op) -> None:
+    fwd = op.fwd
+
+    def wrapped(*args, _f=fwd):
+        return _L.strided_like(args[0], _f(*args))
+    op.fwd = wrapped
+
+
+def _iter2(op) -> None:
+    fwd = op.fwd
+
+    def wrapped(*args, _f=fwd):
+        return _L.iter_result(_f(*args), args[:2])
+    op.fwd = wrapped
+
+
 def _suggest(op) -> None:
     fwd = op.fwd
     if op.name == "roll":   # PyTorch's roll of an empty tensor is its clone (strides kept)
@@ -56,6 +84,13 @@ def _suggest(op) -> None:
             if type(x) is np.ndarray and not x.size:
                 return _L.like_input(x, _f(*args))
             return _L.in_suggested_format(x, _f(*args))
+    elif op.name == "constant_pad_nd":
+        # no positive pad: PyTorch returns a clone of the (narrowed) input, in its layout
+        def wrapped(x, src, dst, out_shape, *rest, _f=fwd):
+            r = _f(x, src, dst, out_shape, *rest)
+            if type(x) is np.ndarray and x[tuple(src)].shape == tuple(out_shape):
+                return _L.like_input(x[tuple(src)], r)
+            return _L.in_suggested_format(x, r)
     else:
         def wrapped(*args, _f=fwd):
             return _L.in_suggested_format(args[0], _f(*args))
@@ -95,6 +130,10 @@ def install() -> None:
             _preserve(op)
         elif op.name in SUGGEST:
             _suggest(op)
+        elif op.name in ITER2:
+            _iter2(op)
+        elif op.name in STRIDED:
+            _strided(op)
         else:
             continue
         op.fwd._layout_rule = True

@@ -88,6 +88,10 @@ def _np_einsum(eq, *ops):
     shapes."""
     h = next((o.dtype for o in ops if o.dtype in HALF_NP), None)
     if h is not None and all(type(o) is np.ndarray for o in ops):
+        if len(ops) == 2 and ops[0].dtype == ops[1].dtype:
+            r = _OM.half_einsum2(eq, *ops)    # PyTorch's permuted bmm (_opmath)
+            if r is not None:
+                return r
         # float32 accumulation, one rounding (as PyTorch's bmm for half types)
         return np.asarray(_np_einsum(eq, *(o.astype(np.float32) for o in ops))).astype(h)
     if len(ops) < 2:
@@ -879,6 +883,8 @@ def _einsum_layout(r, subs, shapes, out):
     order (PyTorch sometimes orders the left-only labels before the right-only ones)."""
     if len(subs) < 2 or r.ndim < 2 or not set("".join(subs)) - set(out):
         return r
+    if not r.size:   # (PyTorch's empty einsum result is row-major)
+        return np.empty(r.shape, r.dtype)
     right = {c for c, n in zip(subs[-1], shapes[-1]) if n > 1}
     left = {c for s, sh in zip(subs[:-1], shapes[:-1]) for c, n in zip(s, sh) if n > 1}
     order = sorted(range(len(out)), key=lambda i: out[i] not in left or out[i] not in right)

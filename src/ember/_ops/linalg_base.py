@@ -31,10 +31,28 @@ LinAlgError = _LinAlgError
 
 # ---- checks --------------------------------------------------------------------------------
 
+# the functions whose complex32 input reaches a kernel without ComplexHalf (PyTorch 2.13)
+_CHALF_KERNEL = {
+    "cholesky": "cholesky_cpu", "linalg.cholesky": "cholesky_cpu",
+    "cholesky_inverse": "cholesky_inverse_out_cpu", "cholesky_solve": "cholesky_solve_cpu",
+    "ember.linalg.ldl_factor_ex": "ldl_factor_kernel_cpu", "geqrf": "geqrf_cpu",
+    "linalg.qr": "geqrf_cpu", "linalg.lu": "lu_cpu", "linalg.lu_factor": "lu_cpu",
+    "linalg.lu_factor_ex": "lu_cpu", "linalg.det": "lu_cpu", "linalg.solve": "lu_cpu",
+    "linalg.solve_triangular": "triangular_solve_cpu", "triangular_solve": "triangular_solve_cpu",
+    "linalg.vecdot": "sum_cpu", "linalg.matrix_exp": "bmm",
+}
+
+
 def check_float(t: Tensor, fname: str) -> None:
     """Integer (and bool) inputs are refused, as PyTorch's linalg functions do."""
     if t._data.dtype.kind not in "fc" and t.dtype is not D.bfloat16:
         if t.dtype is D.complex32:   # (PyTorch's linalg refuses half precision so)
+            k = _CHALF_KERNEL.get(fname)
+            if k is not None:   # (or its kernel has no ComplexHalf)
+                raise NotImplementedError(f"\"{k}\" not implemented for 'ComplexHalf'")
+            if fname in ("linalg.lstsq", "ember.linalg.matrix_rank"):
+                raise RuntimeError("This function doesn't handle types other than float and "
+                                   "double")
             raise RuntimeError(f"{fname}: Low precision dtypes not supported. Got ComplexHalf")
         raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{_type_name(t.dtype)}")

@@ -52,6 +52,10 @@ def _skew(ns, x):
 # ---- SVD -----------------------------------------------------------------------------------
 
 def _svd_fwd(a, full):
+    if a.dtype.names is not None:   # complex32 pairs (ember._chalf): only an empty input comes
+        from .._chalf import from_values, to_c64
+        u, s, vh = _svd_fwd(to_c64(a), full)
+        return from_values(u), s.astype(np.float16), from_values(vh)
     m, n = a.shape[-2:]
     k = min(m, n)
     batch = a.shape[:-2]
@@ -115,6 +119,10 @@ SVD = jvp_by_transpose(Op("linalg_svd", _svd_fwd, _svd_vjp, n_out=3, save_out=Tr
 
 def _svd_in(A: Tensor, fname: str) -> None:
     check_matrix(A, fname)
+    if A._data.dtype.names is not None:   # complex32: PyTorch's check admits it, its kernel not
+        if A._data.size:
+            raise NotImplementedError("\"linalg_svd_cpu\" not implemented for 'ComplexHalf'")
+        return
     check_float(A, fname)
 
 
@@ -144,7 +152,8 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True):
         m, n = input._data.shape[-2:]
         batch = input._data.shape[:-2]
         z = input.new_zeros
-        return _SVD_OLD(z(batch + (m, m)), S, z(batch + (n, n)))
+        # (V as PyTorch makes it: the zero Vh's conjugate transpose, a view)
+        return _SVD_OLD(z(batch + (m, m)), S, z(batch + (n, n)).mH)
     U, S, Vh = apply(SVD, (input,), (not some,))
     return _SVD_OLD(U, S, Vh.mH)
 
@@ -249,6 +258,8 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 
 def _eig_in(A: Tensor, fname: str) -> None:
     check_square(A, fname)
+    if A._data.dtype.names is not None:   # complex32 pairs (ember._chalf)
+        raise NotImplementedError("\"linalg_eig_out_cpu\" not implemented for 'ComplexHalf'")
     if A._data.dtype.kind not in "fc":
         from ._dispatch import _type_name
         raise RuntimeError(f"Unknown Complex ScalarType for {_type_name(A.dtype)}")

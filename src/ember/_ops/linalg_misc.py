@@ -80,7 +80,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
                 dtype=None) -> Tensor:
     """``torch.linalg.matrix_norm``: 'fro', 'nuc', ±1, ±2, ±inf over the two dims ``dim``."""
     check_matrix(A, "linalg.matrix_norm")
-    if A._data.dtype.kind not in "fc":
+    chalf = A._data.dtype.names is not None   # complex32 pairs (ember._chalf)
+    if A._data.dtype.kind not in "fc" and not chalf:
         raise RuntimeError("linalg.matrix_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_name(A.dtype)}")
     d0, d1 = _mat_dims(A, dim)
@@ -88,6 +89,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
             raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        if ord == "nuc" and chalf:
+            _low_precision()
         if ord == "fro":
             return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
         A_ = A.to(dtype) if dtype is not None else A
@@ -101,6 +104,8 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     ao = abs(o)
     if ao not in (1.0, 2.0, _INF):
         raise RuntimeError(f"linalg.matrix_norm: Order {_num(ord)} not supported.")
+    if ao == 2.0 and chalf:
+        _low_precision()
     def mm(t, d):
         return E.amax(t, d, keepdim) if o > 0 else E.amin(t, d, keepdim)
     if ao == 2.0:
@@ -116,6 +121,11 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *,
     if not keepdim and d0 < d1:
         d1 -= 1
     return mm(vector_norm(A, 1.0, d0, keepdim, dtype=dtype), d1)
+
+
+def _low_precision():
+    # (PyTorch's SVD-based matrix norms refuse half precision; the others take complex32)
+    raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got ComplexHalf")
 
 
 def _num(o):
@@ -157,6 +167,8 @@ def cond(A: Tensor, p=None) -> Tensor:
             raise RuntimeError(f"linalg.cond got an invalid norm type: {o}")
     elif float(o) not in (1.0, -1.0, 2.0, -2.0, _INF, -_INF):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {_num(o)}")
+    if A._data.dtype.names is not None:
+        return _cond_chalf(A, o)
     check_float(A, "linalg.cond")
     if A._data.size == 0:
         rdt = np.empty((), A._data.dtype).real.dtype
@@ -175,6 +187,20 @@ def cond(A: Tensor, p=None) -> Tensor:
         inverse = E.where(const(bad[..., None, None]), _INF, inverse)
     r = matrix_norm(A, o) * matrix_norm(inverse, o)
     return E.nan_to_num(r, _INF, _INF, -_INF)
+
+
+def _cond_chalf(A: Tensor, o):
+    """``linalg.cond`` of complex32 (ember._chalf), as far as PyTorch gets: an empty input's
+    zeros (float16), else its refusal from the SVD or from ``linalg.inv``."""
+    if isinstance(o, str):   # (a string order checks squareness before emptiness)
+        check_square(A, f"linalg.cond(ord={o})")
+    if A._data.size == 0:
+        return const(np.zeros(A._data.shape[:-2], np.float16))
+    if isinstance(o, str) and o == "nuc" or not isinstance(o, str) and abs(float(o)) == 2.0:
+        raise NotImplementedError("\"linalg_svd_cpu\" not implemented for 'ComplexHalf'")
+    if not isinstance(o, str):
+        check_square(A, f"linalg.cond(ord={int(float(o)) if abs(float(o)) != _INF else o})")
+    raise RuntimeError("linalg.inv: Low precision dtypes not supported. Got ComplexHalf")
 
 
 def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None,

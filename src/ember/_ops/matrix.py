@@ -334,6 +334,12 @@ def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
                            f"and dim1 = {dims[1]}")
     ds = (_wrap_dim(dims[0], n), _wrap_dim(dims[1], n))
+    if input._data.dtype.names is not None and input._data.size:
+        # complex32 (ember._chalf): PyTorch's rot90 flips (dims[1], both, dims[0]), and its
+        # kernel flipping the innermost dim has no ComplexHalf
+        if n - 1 in {1: ds[1:], 2: ds, 3: ds[:1]}.get(int(k) % 4, ()):
+            from .._chalf import refuse
+            refuse("flip")
     return apply(ROT90, (input,), (int(k) % 4, ds))
 
 
@@ -626,6 +632,9 @@ def _dist_fwd(a, b, p):
 def _dist_vjp(ns, g, need, a, b, out, p):
     gd = _norm_vjp(ns, g, (True,), a - b, out, None, False, p)[0]
     if gd is None:
+        if need[1]:   # (PyTorch's formula for other negates p=0's undefined gradient)
+            raise RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor "
+                               "in C++) for argument #0 'self'")
         return (None, None)
     return (gd if need[0] else None, -gd if need[1] else None)
 
@@ -648,7 +657,7 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     from ._dispatch import to_operand
     other = to_operand(other)
     a, b, rt = promoted(input, other)
-    if np.dtype(rt).kind not in "fc":
+    if np.dtype(rt).kind not in "fc" and rt is not D.complex32.np:   # (complex32: ember._chalf)
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_type_name(D._FROM_NP[np.dtype(rt)])} instead.")
     check_broadcast(np.shape(a), np.shape(b))

@@ -984,8 +984,8 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
 
 def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
     """``torch.constant_pad_nd``: ``F.pad(input, pad, 'constant', value)``."""
-    from .nn_sampling import pad as _pad
-    return _pad(input, list(pad), "constant", value)
+    from .nn_sampling import pad_impl
+    return pad_impl(input, list(pad), "constant", value)
 
 
 def _grid_sampler(n: int):

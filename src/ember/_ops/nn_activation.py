@@ -707,6 +707,11 @@ def _gelu_vjp(ns, g, need, x, approximate, keep=None):
     if ns is NP and keep is not None and keep.d is not None and type(g) is np.ndarray and (
             g.shape == keep.d.shape and g.dtype == keep.d.dtype):
         return (g * keep.d,)
+    if keep is _OM.DNNL_GELU and ns is NP and type(g) is np.ndarray and \
+            type(x) is np.ndarray and g.dtype == x.dtype:
+        # PyTorch's oneDNN gelu backward for a contiguous bfloat16 input (_opmath)
+        gx = _OM.gelu_erf_bwd_dnnl(g.astype(np.float32), x.astype(np.float32))
+        return (np.broadcast_to(gx, np.broadcast_shapes(g.shape, x.shape)).astype(x.dtype),)
     return (ns.act_gelu_bwd(g, x, approximate),)
 
 
@@ -721,6 +726,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     d = input._data
     keep = _GeluGrad() if STATE.grad and d.dtype == np.float32 and d.ndim and \
         input.requires_grad else None
+    if approximate == "none" and d.dtype == D.bfloat16.np and input.is_contiguous():
+        keep = _OM.DNNL_GELU    # PyTorch runs oneDNN's gelu here (_opmath)
     return unary(GELU, input, (approximate, keep))
 
 
@@ -1196,6 +1203,8 @@ def _dropout_impl(input: Tensor, p: float, training: bool, inplace: bool, featur
     if p == 1:
         zero = _const(np.zeros_like(input._data, shape=()))
         return input.mul_(zero) if inplace else input * zero
+    if input.dtype is D.complex32:   # (ember._chalf: PyTorch's noise, drawn in complex32)
+        raise NotImplementedError("\"bernoulli_scalar_cpu_\" not implemented for 'ComplexHalf'")
     noise = _bernoulli(input, 1 - p, feature)
     if alpha:
         a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))

@@ -1066,9 +1066,12 @@ def _complex_conv(x: Tensor, w: Tensor, b, params) -> Tensor:
     br = bi = None
     if b is not None:
         br, bi = b.real, b.imag
-    a = apply(CONVOLUTION, (xr, wr, br), params)
-    bb = apply(CONVOLUTION, (xi, wi, None), params)
-    c = apply(CONVOLUTION, (xr + xi, wr + wi, None if b is None else br + bi), params)
+    cv = CONVOLUTION
+    if x.dtype is D.complex32:   # float16 parts: PyTorch's kernels' rounding (ember._chalf_conv)
+        from .._chalf_conv import HALF_CONVOLUTION as cv
+    a = apply(cv, (xr, wr, br), params)
+    bb = apply(cv, (xi, wi, None), params)
+    c = apply(cv, (xr + xi, wr + wi, None if b is None else br + bi), params)
     return a - bb + (c - a - bb) * 1j
 
 
@@ -1189,7 +1192,7 @@ def _dim_error(x: Tensor, dim: int):
 
 def _check_im_dtype(x: Tensor, kernel: str) -> None:
     dt = x.dtype
-    if not (dt.is_floating_point or dt.is_complex or dt is D.bool):
+    if not (dt.is_floating_point or dt.is_complex and dt is not D.complex32 or dt is D.bool):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(dt)}\'')
 
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, Version, _is_contiguous, _make, _wrap_dim
-from ._dispatch import _type_name, check_broadcast
+from . import _opmath as _OM
+from ._dispatch import HALF_NP, _type_name, check_broadcast
 from ._registry import Op, apply, ns_fn
 from .linalg import _matmul_route, _np_matmul
 from .nn_sampling import on_meta
@@ -55,10 +56,16 @@ def _check_tensor(fn: str, name: str, pos: int, x) -> None:
 # ---- linear ----------------------------------------------------------------------------------
 
 def _linear_fwd(x, w, b=None):
+    if x.dtype in HALF_NP and type(x) is np.ndarray and type(w) is np.ndarray:
+        # PyTorch's half-type GEMM summation orders and bias rounding (_opmath)
+        y = _OM.half_linear(x, w, b, x.ndim == 2 or b is not None and b.ndim == 1
+                            and x.flags.c_contiguous)
+        if y is not None:
+            return y
     wt = w.T
     if x.ndim > 2:
-        k = x.shape[-1]
-        y = np.matmul(x.reshape(-1, k), _blas_t(wt))
+        k = x.shape[-1]   # (the rows counted: -1 cannot be inferred when k is 0)
+        y = np.matmul(x.reshape(math.prod(x.shape[:-1]), k), _blas_t(wt))
         y = y.reshape(x.shape[:-1] + y.shape[1:])
     else:
         y = _np_matmul(x, wt)
@@ -376,6 +383,9 @@ def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None
     rows = np.unique(idx.reshape(-1))
     if not rows.size:
         return
+    if w.dtype.names is not None:
+        _renorm_rows_chalf(weight, rows, max_norm, norm_type)
+        return
     a = np.abs(w[rows])
     if norm_type == math.inf:
         n = a.max(axis=1)
@@ -389,6 +399,22 @@ def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None
     if big.any():
         r = rows[big]
         w[r] = w[r] * (max_norm / (n[big] + 1e-7))[:, None].astype(w.dtype)
+        weight._vc.v += 1
+
+
+def _renorm_rows_chalf(weight: Tensor, rows, max_norm: float, norm_type: float) -> None:
+    """``_renorm_rows`` on complex32 pairs (ember._chalf), as PyTorch's loop runs it: each
+    row's ``norm(norm_type)`` (float16) read as a double, then ``row *= scale`` in complex32."""
+    from .._chalf import from_values, number, to_c64
+    from .reduction import _norm_fwd
+    w = weight._data
+    z = to_c64(w[rows])
+    with np.errstate(all="ignore"):
+        n = np.asarray(_norm_fwd(z, (1,), False, norm_type)).astype(np.float16)
+    big = n.astype(np.float64) > max_norm
+    if big.any():
+        sc = np.array([number(max_norm / (float(v) + 1e-7)) for v in n[big]], np.complex64)
+        w[rows[big]] = from_values(z[big] * sc[:, None])
         weight._vc.v += 1
 
 
@@ -428,7 +454,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     scale = None
     if padding_idx >= 0 or scale_grad_by_freq:
         scale = _grad_scale(idx, n_rows, padding_idx, scale_grad_by_freq, weight._data.dtype)
-    return apply(EMBEDDING, (weight,), (idx, n_rows, scale))
+    out = apply(EMBEDDING, (weight,), (idx, n_rows, scale))
+    if out.requires_grad and out.is_complex():   # (PyTorch's autograd refuses, after the op)
+        raise RuntimeError("embedding does not support automatic differentiation for outputs "
+                           "with complex dtype.")
+    return out
 
 
 # ---- embedding_bag ---------------------------------------------------------------------------

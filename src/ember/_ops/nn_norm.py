@@ -255,6 +255,14 @@ def _norm_fwd(x, w, b, lay, eps, st):
         return meta_like(lay.in_shape, x.dtype)
     if _rows_fast(lay, x, w, b) and x.flags.c_contiguous:
         return _ln_fwd_rows(x, w, b, lay, eps, st)
+    if x.dtype.name in _HALF and lay.train and lay.axes == (1,) and lay.waxes == (0,) and \
+            len(lay.work) == 2 and min(lay.work) > 0 and type(x) is np.ndarray and all(
+                a is None or (type(a) is np.ndarray and a.dtype in (x.dtype, np.float32))
+                for a in (w, b)):
+        # a half-type layer norm: PyTorch's Welford moments and fused scale-shift (_opmath)
+        y, st.mean, st.rstd = _OM.layer_norm_fwd_half(x.reshape(lay.work), w, b, eps)
+        st.var = None
+        return y.reshape(lay.in_shape)
     xw = x.reshape(lay.work)
     if xw.dtype != lay.cdt:
         xw = xw.astype(lay.cdt)

@@ -456,6 +456,9 @@ def _check_dtype(input: Tensor, mode: str) -> None:
         raise NotImplementedError(f"interpolate(mode='{mode}') on uint8 images is not built in "
                                   "ember yet; convert to float first")
     kernel = _KERNEL.get((mode, input._data.ndim), "upsample")
+    if input.dtype is D.complex32 and kernel.startswith(("upsample_nearest", "_upsample")):
+        if input._data.ndim != 4:   # (its 1-d and 3-d index computation refuses first)
+            kernel = "compute_indices_weights_nearest"
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_type_name(input.dtype)}\'')
 
 
@@ -568,6 +571,9 @@ def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
 # ---- pad --------------------------------------------------------------------------------------
 
 def _const_pad_fwd(x, src, dst, out_shape, value):
+    if x.dtype.names is not None:   # complex32 pairs (ember._chalf): NumPy would fill both parts
+        from .._chalf import from_values, number
+        value = from_values(number(value))
     out = np.full_like(x, value, shape=out_shape)
     out[dst] = x[src]
     return out
@@ -643,6 +649,9 @@ def _index_pad(input: Tensor, pad, reflect: bool) -> Tensor:
         i_s = " ".join(f"{n}: {shape[nd - 1 - i]}" for i, n in reversed(list(enumerate(names))))
         o_s = " ".join(f"{n}: {outs[i]}" for i, n in reversed(list(enumerate(names))))
         raise RuntimeError(f"input ({i_s}) is too small. Calculated output {o_s}")
+    if input.dtype is D.complex32:   # (PyTorch's reflection/replication kernels lack it)
+        raise NotImplementedError(f"\"{'reflection' if reflect else 'replication'}_pad{k}d\" "
+                                  "not implemented for 'ComplexHalf'")
     axes = []
     for i in range(k):
         d = nd - 1 - i
@@ -704,6 +713,15 @@ def _pad_ints(pad) -> tuple:
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """``torch.nn.functional.pad``: constant (negative pads crop), reflect, replicate and
     circular padding of the last ``len(pad) // 2`` dims, with PyTorch's checks and nodes."""
+    if isinstance(value, (complex, np.complexfloating)):   # (its parser's ``float? value``,
+        _pad_ints(pad)                                      # read after ``pad``)
+        raise TypeError("pad(): argument 'value' (position 4) must be float, not "
+                        f"{type(value).__name__}")
+    return pad_impl(input, pad, mode, value)
+
+
+def pad_impl(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    """``pad`` with any number as ``value`` (``torch.constant_pad_nd`` takes complex ones)."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pad = _pad_ints(pad)
@@ -751,7 +769,15 @@ def _rearrange_op(node: str) -> Op:
     return op
 
 
+_REARR_KERNELS = {"PixelShuffleBackward0": "pixel_shuffle",
+                  "PixelUnshuffleBackward0": "pixel_unshuffle",
+                  "ChannelShuffleBackward0": "channel_shuffle"}
+
+
 def _rearrange_em(g, mid, perm, out, node, back_node, in_shape):
+    if g._data.dtype.names is not None and g._data.size:   # (complex32: PyTorch's kernels lack it)
+        raise NotImplementedError(f"\"{_REARR_KERNELS.get(node, node)}\" not implemented for "
+                                  "'ComplexHalf'")
     return apply(_rearrange_op(node), (g,), (mid, perm, out, node, back_node, in_shape))
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _scalar as S
 from .._tensor import Tensor
+from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, check_inplace, fused_vjp, inplace, unary
 from ._out import FOUND, with_out
 from ._parser import binary_dunder
@@ -404,7 +405,16 @@ _LN2, _LN10 = math.log(2.0), math.log(10.0)
 LOG2, log2 = _unary("log2", np.log2, lambda ns, g, need, x: (g / ns.conj(x * _LN2),))
 LOG10, log10 = _unary("log10", np.log10, lambda ns, g, need, x: (g / ns.conj(x * _LN10),))
 SIN, sin = _unary("sin", np.sin, lambda ns, g, need, x: (g * ns.conj(ns.cos(x)),))
-COS, cos = _unary("cos", np.cos, lambda ns, g, need, x: (g * -ns.conj(ns.sin(x)),))
+
+
+def _cos_np(x):
+    if x.dtype == np.float16:
+        # NumPy's float16 cos loop misses PyTorch's value (float32 cos, rounded) at 2 inputs
+        return np.cos(x.astype(np.float32)).astype(np.float16)
+    return np.cos(x)
+
+
+COS, cos = _unary("cos", _cos_np, lambda ns, g, need, x: (g * -ns.conj(ns.sin(x)),))
 TAN, tan = _unary("tan", np.tan, lambda ns, g, need, r: (g * ns.conj(r * r + 1),),
                   save_out=True)
 ASIN, asin = _unary("asin", np.arcsin,
@@ -442,8 +452,8 @@ RECIPROCAL, reciprocal = _unary("reciprocal", np.reciprocal,
 
 def _sigmoid_np(x):
     if x.dtype.itemsize == 2 and x.dtype.kind != "i":
-        # half types: compute in float32 and round once, as PyTorch does
-        return _sigmoid_np(x.astype(np.float32)).astype(x.dtype)
+        # half types: SLEEF's expf in float32, rounded once, as PyTorch does (_opmath)
+        return _OM.sigmoidf(x.astype(np.float32)).astype(x.dtype)
     # exp(-x) overflows to inf for very negative x, where 1 / (1 + inf) is the exact 0
     e = np.asarray(np.exp(-x))   # (NumPy returns a scalar for a 0-dim input)
     e += 1
@@ -583,7 +593,7 @@ def _abs_(self: Tensor) -> Tensor:
 method("abs_", _abs_)
 method("absolute_", _abs_)
 
-ns_fn("cos", np.cos, cos)
+ns_fn("cos", _cos_np, cos)
 ns_fn("sin", np.sin, sin)
 ns_fn("cosh", np.cosh, cosh)
 ns_fn("sinh", np.sinh, sinh)

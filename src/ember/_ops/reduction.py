@@ -106,6 +106,14 @@ def expand_reduced(ns, g, in_shape, dims, keepdim):
 
 
 def _unsq_np(g, dims):
+    if type(g) is np.ndarray and not g.size:   # PyTorch's unsqueeze strides (NumPy's reshape
+        st, shape = list(_L.torch_strides(g)), list(g.shape)   # lays an empty array afresh)
+        for d in dims:
+            st.insert(d, st[d] * shape[d] if d < len(shape) else 1)
+            shape.insert(d, 1)
+        r = np.lib.stride_tricks.as_strided(g, shape, [s * g.itemsize for s in st],
+                                            writeable=False)
+        return _L.keep_zero_strides(r) if r.strides == (0,) * r.ndim else r
     if type(g) is np.ndarray:   # np.expand_dims without its argument handling
         shape = list(g.shape)
         for d in dims:   # (sorted, non-negative: dims_arg made them)
@@ -131,8 +139,13 @@ def _expand_np(g, shape):
                 return np.broadcast_to(g, shape)   # (its error)
         r = np.ndarray(shape, g.dtype, g, 0, tuple(strides))
         r.setflags(write=False)
+        if g.size == 1 and 0 in shape:   # (all zero strides, an expand's: kept)
+            _L.keep_zero_strides(r)
         return r
-    return np.broadcast_to(g, shape)
+    r = np.broadcast_to(g, shape)
+    if not r.size and type(g) is np.ndarray and r.strides == (0,) * r.ndim:
+        _L.keep_zero_strides(r)   # (an expand's zeros, as PyTorch's grad of sum keeps them)
+    return r
 
 
 def _unsq_em(g, dims):
@@ -412,6 +425,14 @@ def mean(input: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None, out=N
     explicit ``dim=None`` is ``mean.out``'s, as a dim list."""
     omitted = dim is _NO_DIM
     if omitted:
+        if out is not None and keepdim:   # (only mean.out takes keepdim)
+            if dtype is not None:
+                raise TypeError('mean() missing 1 required positional arguments: "dim"')
+            raise TypeError(
+                "mean() received an invalid combination of arguments - got (Tensor, out=Tensor, "
+                "keepdim=bool), but expected one of:\n * (Tensor input, *, ember.dtype dtype = "
+                "None, Tensor out = None)\n * (Tensor input, tuple of ints dim, bool keepdim = "
+                "False, *, ember.dtype dtype = None, Tensor out = None)\n")
         dim = None
     if _FAST and out is None and dtype is None and type(input) is Tensor:
         d = input._data
@@ -473,12 +494,17 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=No
     """``torch.nansum``: the sum treating NaN as zero."""
     if out is not None:
         check_out_grad("nansum", out, (input,))
-        if isinstance(out, Tensor) and input.is_floating_point() and not out.is_floating_point():
+        if input.is_complex():
+            raise RuntimeError("nansum on CPU does not support complex inputs")
+        if isinstance(out, Tensor) and input.is_floating_point() and (
+                dtype is None or dtype.is_floating_point or dtype.is_complex):
+            # (an integral dtype sums as sum.out does: no NaN to skip)
             if dtype is not None and dtype is not out.dtype:
                 raise RuntimeError("nansum: provided dtype must match dtype of result. Got "
                                    f"{_cap(out.dtype)} and {_cap(dtype)}.")
-            # the NaN-skipping kernel runs in out's dtype, which needs to be a floating one
-            _out_kernel_missing("nansum_cpu", out)
+            if not out.is_floating_point():
+                # the NaN-skipping kernel runs in out's dtype, which needs to be a floating one
+                _out_kernel_missing("nansum_cpu", out)
         return with_out(nansum, out, (input, dim, keepdim), {"dtype": dtype}, dtype="as_out")
     if input.is_complex():
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -1134,6 +1160,8 @@ def check_empty_norm(x: Tensor, p: float, dim) -> None:
 
 def _logical(npf, input: Tensor, dim, keepdim: bool) -> Tensor:
     x = input._data
+    if x.dtype.names is not None:   # complex32 pairs (ember._chalf): nonzero where a part is
+        x = (x["real"] != 0) | (x["imag"] != 0)
     dims = dims_arg(dim, x.ndim)
     if dim is not None and not isinstance(dim, (int, np.integer)) and not len(dim):
         dims = ()   # PyTorch reduces nothing for an empty dim list here (unlike sum)
@@ -1296,7 +1324,7 @@ def _scan(op, input: Tensor, dim, dtype) -> Tensor:
 def cumsum(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """``torch.cumsum``: integers and bools accumulate in int64."""
     if out is not None:
-        if out.dtype is D.bool:
+        if out.dtype is D.bool and dtype in (None, D.bool):   # (else: the dtype check)
             _out_kernel_missing("cumsum_out_cpu", out)
         return with_out(cumsum, out, (input, dim), {"dtype": dtype}, dtype="as_out")
     return _scan(CUMSUM, input, dim, dtype)
@@ -1305,7 +1333,7 @@ def cumsum(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
 def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """``torch.cumprod``; zeros in the input get PyTorch's exact gradient."""
     if out is not None:
-        if out.dtype is D.bool:
+        if out.dtype is D.bool and dtype in (None, D.bool):   # (else: the dtype check)
             _out_kernel_missing("cumprod_out_cpu", out)
         return with_out(cumprod, out, (input, dim), {"dtype": dtype}, dtype="as_out")
     return _scan(CUMPROD, input, dim, dtype)

@@ -14,7 +14,7 @@ import numpy as np
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, autograd_refusals, inplace
 from ._registry import Op, apply, method, ns_fn
-from .indexing import _full_key, _scatter_checks
+from .indexing import _full_key, _no_chalf_kernel, _scatter_checks
 
 __all__ = [
     "as_strided_scatter",
@@ -194,6 +194,8 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
         check_broadcast(input._data.shape, mask._data.shape)
         raise
     mb = _ms_checks(input, mask, source, shape)
+    if input._data.dtype.names is not None:   # (complex32: ember._chalf)
+        _no_chalf_kernel("masked_scatter")
     return apply(MASKED_SCATTER, (input, source), (mb, source._data.shape))
 
 
@@ -206,6 +208,8 @@ def masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
                            f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension "
                            f"{self._data.ndim - 1}") from None
     mb = _ms_checks(self, mask, source, self._data.shape)
+    if self._data.dtype.names is not None:   # (complex32: ember._chalf)
+        _no_chalf_kernel("masked_scatter")
     return inplace(MASKED_SCATTER, self, (source,), (mb, source._data.shape), overlap=2)
 
 
@@ -248,6 +252,8 @@ def _put_idx(self: Tensor, index: Tensor, source: Tensor) -> np.ndarray:
                          f"index.numel() = {idx.size}")
     n = self._data.size
     flat = idx.reshape(-1)
+    if flat.size and self._data.dtype.names is not None:   # (complex32: ember._chalf)
+        _no_chalf_kernel("put")
     bad = flat[(flat < -n) | (flat >= n)]
     if bad.size:
         raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of {n} "
@@ -396,13 +402,15 @@ ns_fn("sr", _sr_fwd, lambda x, src, dim, idx, reduce, include_self:
 
 
 def _sr_prepare(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
-                name: str = "scatter_reduce"):
+                name: str = "scatter_reduce", include_self: bool = True):
     if reduce not in _REDUCES and reduce not in ("max", "min"):
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     if not isinstance(src, Tensor):
         raise TypeError(f"{name}(): argument 'src' must be Tensor, not {type(src).__name__}")
-    d, idx = _scatter_checks(self, dim, index, src)
+    # (complex32: PyTorch's refusal comes from the init step that include_self=False runs)
+    d, idx = _scatter_checks(self, dim, index, src,
+                             kernel=None if include_self else "scatter_reduce")
     return d, idx
 
 
@@ -411,7 +419,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     """``torch.scatter_reduce``: ``src`` reduced into a copy of ``input`` at ``index`` along
     ``dim`` with ``reduce`` (sum, prod, mean, amax, amin), ``input``'s own values included or
     not (``include_self``)."""
-    d, idx = _sr_prepare(input, dim, index, src, reduce)
+    d, idx = _sr_prepare(input, dim, index, src, reduce, include_self=include_self)
     reduce = _LEGACY.get(reduce, reduce)
     return apply(SCATTER_REDUCE, (input, src), (d, idx, reduce, bool(include_self)))
 
@@ -419,7 +427,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
     autograd_refusals(self, (src,), SCATTER_REDUCE)  # autograd first, as PyTorch
-    d, idx = _sr_prepare(self, dim, index, src, reduce, "scatter_reduce_")
+    d, idx = _sr_prepare(self, dim, index, src, reduce, "scatter_reduce_", include_self)
     reduce = _LEGACY.get(reduce, reduce)
     return inplace(SCATTER_REDUCE, self, (src,), (d, idx, reduce, bool(include_self)),
                    overlap=2)
@@ -477,7 +485,11 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     """``torch.index_reduce``: slices of ``source`` reduced into a copy of ``input`` at the
     positions ``index`` along ``dim`` (prod, mean, amax, amin)."""
     d, idx = _ir_prepare(input, dim, index, source, reduce)
-    return apply(INDEX_REDUCE, (input, source), (d, idx, reduce, bool(include_self)))
+    out = apply(INDEX_REDUCE, (input, source), (d, idx, reduce, bool(include_self)))
+    if out.requires_grad and out.is_complex():   # (PyTorch's autograd refuses, after the op)
+        raise RuntimeError("index_reduce does not support automatic differentiation for "
+                           "outputs with complex dtype.")
+    return out
 
 
 def index_reduce_(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,

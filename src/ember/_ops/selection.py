@@ -604,11 +604,18 @@ def _result(values, inverse, counts, return_inverse, return_counts):
     return res[0] if len(res) == 1 else res
 
 
+def _no_chalf_unique(x, dim) -> None:
+    if x.dtype.names is not None:   # complex32 pairs (ember._chalf): PyTorch has no kernel
+        raise NotImplementedError(f"\"{'unique' if dim is None else 'unique_dim'}\" not "
+                                  "implemented for 'ComplexHalf'")
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim=None):
     """``torch.unique``: always sorted (as PyTorch on CPU); a tuple when ``return_inverse`` or
     ``return_counts``."""
     x = input._data
+    _no_chalf_unique(x, dim)
     if dim is None:
         v, inv, cnt = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
         values = _nondiff(UNIQUE, input, v)
@@ -625,6 +632,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim=None):
     """``torch.unique_consecutive``: collapse runs of equal elements (or slices along ``dim``)."""
     x = input._data
+    _no_chalf_unique(x, dim)
     if dim is None:
         a = x.reshape(-1)
         n = a.shape[0]
@@ -710,6 +718,19 @@ def _as_values(v):
     return np.asarray(v), True
 
 
+def _no_complex_kernel(boundaries: Tensor, input, vals) -> None:
+    """PyTorch's searchsorted kernel has no complex types: the common type of the boundaries
+    and the values (a Python number counting as a wrapped scalar) refuses, once there are
+    values to place."""
+    if not vals.size:
+        return
+    ct = (D.promote_types(boundaries.dtype, input.dtype) if isinstance(input, Tensor)
+          else D.result_type(boundaries, input))
+    if ct.is_complex:
+        raise NotImplementedError(f"\"searchsorted_out_cpu\" not implemented for "
+                                  f"'{_type_name(ct)}'")
+
+
 def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, right: bool = False,
                  side=None, sorter=None, out=None) -> Tensor:
     """``torch.searchsorted``: insertion points of ``input`` into the innermost dim of
@@ -742,12 +763,14 @@ def searchsorted(sorted_sequence: Tensor, input, *, out_int32: bool = False, rig
     sd = "right" if right else "left"
     npd = np.int32 if out_int32 else np.int64
     if seq.ndim == 1:
+        _no_complex_kernel(sorted_sequence, input, vals)
         return _plain(np.asarray(np.searchsorted(seq, vals, side=sd), npd))
     if scalar or vals.shape[:-1] != seq.shape[:-1]:
         raise RuntimeError(
             "ember.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
             "dimensions of boundaries tensor and input value tensor must match, but we got "
             f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+    _no_complex_kernel(sorted_sequence, input, vals)
     s2 = seq.reshape(-1, seq.shape[-1])
     v2 = vals.reshape(-1, vals.shape[-1])
     r = np.stack([np.searchsorted(a, b, side=sd) for a, b in zip(s2, v2)]) if len(s2) else v2
@@ -767,6 +790,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
     vals, _ = _as_values(input)
     npd = np.int32 if out_int32 else np.int64
+    _no_complex_kernel(boundaries, input, vals)
     return _plain(np.asarray(np.searchsorted(b, vals, side="right" if right else "left"), npd))
 
 

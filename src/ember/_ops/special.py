@@ -20,7 +20,7 @@ from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, inplace, to_operand, unary
 from ._out import FOUND, with_out
 from ._registry import NP, Op, method, ns_fn
-from .pointwise import _is_cplx, _not_impl, _real_only, _unary, _zero_grad, arcsinh
+from .pointwise import _cos_np, _is_cplx, _not_impl, _real_only, _unary, _zero_grad, arcsinh
 from .pointwise_more import _NOT_IMPL, _nodiff, _not_implemented
 
 __all__ = [
@@ -210,7 +210,7 @@ def _sinc_np(x):
     if x.dtype.kind == "c":
         return np.sinc(x)
     if x.dtype != np.float32 and x.dtype != np.float64:
-        return _sinc_np(x.astype(np.float32)).astype(x.dtype)   # half types: in float32
+        return _OM.sincf(x.astype(np.float32)).astype(x.dtype)   # half types (_opmath)
     y = x * x.dtype.type(math.pi)
     r = np.sin(y) / y
     return np.where(x == 0, x.dtype.type(1), r).astype(x.dtype, copy=False)
@@ -225,7 +225,7 @@ def _sinc_vjp(ns, g, need, x):
         xp = (x.astype(np.float32) * pi).astype(h)
         sq = ((x * x).astype(np.float32) * pi).astype(h)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = g * ((xp * np.cos(xp) - np.sin(xp)) / sq)
+            out = g * ((xp * _cos_np(xp) - np.sin(xp)) / sq)
         return (np.where(sq == 0, np.zeros((), h), out),)
     xp = x * math.pi
     sq = x * x * math.pi
@@ -412,6 +412,9 @@ NAN_TO_NUM = Op("nan_to_num", _nan_to_num_np,
 
 
 def _check_nan_to_num(t: Tensor):
+    if t._data.dtype.names is not None:   # complex32 pairs (ember._chalf): no PyTorch kernel
+        from .._chalf import refuse
+        refuse("nan_to_num")
     if t.is_complex() and t.requires_grad and STATE.grad:
         raise RuntimeError("nan_to_num does not support automatic differentiation for outputs "
                            "with complex dtype.")

@@ -352,14 +352,25 @@ def corrcoef(input: Tensor) -> Tensor:
 
 # ---- nanmean ----------------------------------------------------------------------
 
-def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """``torch.nanmean``: the mean of the non-NaN elements (``nansum / count``)."""
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None,
+            out=None) -> Tensor:
+    """``torch.nanmean``: the mean of the non-NaN elements (``nansum / count``); with ``out``
+    as PyTorch's nanmean.out: ``nansum(..., out=out)`` (its checks and messages), then
+    ``out.div_(count)``."""
     E = _E()
+    if out is not None and not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("nanmean(): integral types and 'Bool' are not supported for nanmean, "
+                           "even for empty tensors.")
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_type_name(input.dtype)}")
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {_type_name(dtype)}")
     kw = {} if dim is None else {"dim": dim}
     factor = E.logical_not(E.isnan(input)).sum(keepdim=keepdim, **kw)
+    if out is not None:
+        return E.nansum(input, keepdim=keepdim, dtype=dtype, out=out, **kw).div_(factor)
     return E.nansum(input, keepdim=keepdim, dtype=dtype, **kw).div(factor)
 
 

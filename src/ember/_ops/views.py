@@ -269,6 +269,15 @@ SQUEEZE_DIM = Op("squeeze_dim", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=T
 SQUEEZE_DIMS = Op("squeeze_dims", SQUEEZE.fwd, SQUEEZE.vjp, linear=True, is_view=True,
                   node="SqueezeBackward2")
 def _unsqueeze_np(x, dim):
+    if type(x) is np.ndarray and not x.size:
+        # PyTorch's new stride (the next dim's extent, 1 past the last) from the strides it
+        # reports (NumPy's reshape would lay an empty array out afresh)
+        from .. import _layout as _L
+        st = list(_L.torch_strides(x))
+        st.insert(dim, st[dim] * x.shape[dim] if dim < x.ndim else 1)
+        return np.lib.stride_tricks.as_strided(
+            x, x.shape[:dim] + (1,) + x.shape[dim:], tuple(s * x.itemsize for s in st),
+            writeable=x.flags.writeable)
     if type(x) is np.ndarray:   # what np.expand_dims does, without its argument handling
         r = x.reshape(x.shape[:dim] + (1,) + x.shape[dim:])
         if dim == x.ndim and dim and r.strides[-1] != x.itemsize:
@@ -436,6 +445,12 @@ def _expand_np(x, shape):
         # zeroes every size-1 dim's), which later layouts (TensorIterator's order) look at
         return np.lib.stride_tricks.as_strided(x, shape, _expand_strides(x, shape),
                                                writeable=False)
+    if type(x) is np.ndarray and not v.size:   # an empty result: PyTorch's strides too
+        st = _expand_strides(x, shape)
+        v = np.lib.stride_tricks.as_strided(x, shape, st, writeable=False)
+        if not any(st):
+            from .. import _layout as _L
+            _L.keep_zero_strides(v)   # (expand's own zeros, not NumPy's fresh-array ones)
     return v
 
 
@@ -608,8 +623,42 @@ def _vget(x, in_shape, key):
     return x[key + (Ellipsis,)]  # an ndarray view even when every dim is selected
 
 
+def slice_np(x, in_shape, key):
+    """``x[key]`` for a slice key (``slice(None)``s, then the one slice). An empty slice keeps
+    PyTorch's stride (the dim's times the step) and storage offset (the clamped start's):
+    NumPy drops both there."""
+    r = x[key + (Ellipsis,)]
+    if not r.size and type(r) is np.ndarray and key:
+        k, d = key[-1], len(key) - 1
+        if isinstance(k, slice) and not r.shape[d] and all(j == slice(None) for j in key[:-1]):
+            start, _, step = k.indices(x.shape[d])
+            st = list(r.strides)
+            st[d] = x.strides[d] * step
+            r = shifted_view(x, r.shape, st, start * x.strides[d])
+    return r
+
+
+def shifted_view(x: np.ndarray, shape, strides, offset: int) -> np.ndarray:
+    """A view of ``x``'s memory ``offset`` bytes past its start with these byte strides (an
+    empty one may start at the buffer's end, as PyTorch's storage offsets allow)."""
+    iface = dict(x.__array_interface__)
+    iface["data"] = (iface["data"][0] + offset, not x.flags.writeable)
+    iface["shape"], iface["strides"] = tuple(shape), tuple(strides)
+    return np.asarray(_Window(iface, x))
+
+
+class _Window:
+    """Memory of ``base`` described by an array interface (what NumPy's as_strided wraps;
+    ``_root`` follows ``base`` through it)."""
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, iface: dict, base: np.ndarray) -> None:
+        self.__array_interface__ = iface
+        self.base = base
+
+
 SELECT = Op("select", _vget, _get_vjp, linear=True, is_view=True)
-SLICE = Op("slice", _vget, _get_vjp, linear=True, is_view=True)
+SLICE = Op("slice", slice_np, _get_vjp, linear=True, is_view=True)
 ALIAS = Op("alias", _vget, _get_vjp, linear=True, is_view=True)
 EMBED = Op("embed", _embed, lambda ns, g, need, shape, key: (ns.basic_get(g, key),),
            linear=True, node="SliceBackwardBackward0")
@@ -757,8 +806,12 @@ def _as_strided_np(x, size, stride, offset):
             flat = flat.view(x.dtype)
     else:
         flat = root.reshape(-1)
-    return np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),
-                                           tuple(s * item for s in stride))
+    r = np.lib.stride_tricks.as_strided(flat[offset:], tuple(size),
+                                        tuple(s * item for s in stride))
+    if not r.size and not any(stride):
+        from .. import _layout as _L
+        _L.keep_zero_strides(r)   # (asked-for zero strides: reported as they are)
+    return r
 
 
 def _as_strided_vjp(ns, g, need, size, stride, offset, in_shape, idx):

@@ -246,9 +246,13 @@ def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
                 d = t._data
                 # (an array owning its memory: not a view, nor memory a library lent NumPy)
                 if steal and type(g) is np.ndarray and g.base is None and g.flags.owndata \
-                        and g.flags.writeable and g.dtype == d.dtype and g.shape == d.shape \
+                        and g.size and g.flags.writeable and g.dtype == d.dtype \
+                        and g.shape == d.shape \
                         and (g.strides == d.strides or g.flags.c_contiguous and not _dense(d)):
                     new = g   # nobody else holds this fresh array: adopt it, as PyTorch does
+                elif not d.size:   # PyTorch: an empty leaf's strides, whatever they are
+                    from .._layout import empty_np, torch_strides
+                    new = empty_np(d.shape, torch_strides(d), d.dtype)
                 else:
                     new = np.empty_like(d) if _dense(d) else np.empty(d.shape, d.dtype)
                     np.copyto(new, g)
