@@ -568,9 +568,14 @@ class _Lazy(Tensor):
 
     @property
     def _data(self):
-        a = type(self)._fn_np(_DATA.__get__(self))
+        raw = _DATA.__get__(self)
+        a = type(self)._fn_np(raw)
         if type(a) is not np.ndarray:   # (a 0-dim array's ufunc result is a NumPy scalar)
             a = np.asarray(a)
+        elif 1 in raw.shape and a.size and a.strides != raw.strides:
+            # NumPy picks its own stride for a size-1 dim; PyTorch's resolved copy is laid out
+            # as empty_like(self), which kernels (an fft's batch order) and clone() observe
+            a = _L.restride(a, _L.preserve_strides(raw.shape, _L.elem_strides(raw)))
         a.flags.writeable = False
         return a
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _layout as _L
 from .._tensor import CONJ_BIT, NEG_BIT, Tensor, lazy_bits, raw_data
 from ._dispatch import inplace, unary
 from ._registry import Op, apply, method
@@ -23,7 +24,9 @@ NEG_VIEW = Op("neg_view", lambda x: x.view(), lambda ns, g, need: (-g,), linear=
               is_view=True, node="NegViewBackward0")
 NEG_VIEW.flips = NEG_BIT
 NEG_VIEW.replays = True
-CONJ_PHYSICAL = Op("conj_physical", np.conj, lambda ns, g, need: (ns.conj(g),), linear=True)
+# (PyTorch's _conj_physical writes into empty_like(self): a dense input's strides are kept)
+CONJ_PHYSICAL = Op("conj_physical", lambda x: _L.like_input(x, np.conj(x)),
+                   lambda ns, g, need: (ns.conj(g),), linear=True)
 # the in-place form records its own node, also on real tensors (where the values stay)
 CONJ_PHYSICAL_ = Op("conj_physical_", np.conj, lambda ns, g, need: (ns.conj(g),), linear=True,
                     node="ConjPhysicalBackward1")

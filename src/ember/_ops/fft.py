@@ -6,7 +6,8 @@ onesided) and ``_fft_c2r`` (FftC2RBackward0). The public functions compose them 
 casts (ToCopyBackward0), conjugations (ConjBackward0 / ConjPhysicalBackward0), slices
 (SliceBackward0) and zero pads (ConstantPadNdBackward0) that PyTorch's SpectralOps.cpp records,
 so that values, dtypes, node names and gradients agree. The forward runs on ``scipy.fft``
-(pocketfft), which keeps float32 in complex64 as PyTorch does.
+(pocketfft), which keeps float32 in complex64 as PyTorch does; each primitive's result is then
+laid out as PyTorch's CPU kernels (MKL's ``_exec_fft``) lay it out (``_mkl_layout``).
 
 The primitives' reverse rules are PyTorch's (derivatives.yaml): c2c's adjoint is c2c in the
 other direction with the same normalization; r2c's is a zero-filled c2c inverse's real part;
@@ -23,6 +24,7 @@ import numpy as np
 import scipy.fft as _sf
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name
 from ._registry import Op, apply, ns_fn
@@ -52,15 +54,79 @@ def _scipy_norm(normalization: int, forward: bool) -> str:
     return "forward" if normalization == _NONE else "backward"
 
 
+# ---- result layout (PyTorch's MKL kernels) ---------------------------------------------------
+
+def _batch_first(nd: int, dims) -> list:
+    """libstdc++'s ``std::partition`` of 0..nd-1, untransformed dims first (not stable: it swaps
+    from both ends, and the order it leaves decides ties between equal strides below)."""
+    t = set(dims)
+    a = list(range(nd))
+    first, last = 0, nd
+    while True:
+        while first != last and a[first] not in t:
+            first += 1
+        if first == last:
+            return a[:first]
+        last -= 1
+        while first != last and a[last] in t:
+            last -= 1
+        if first == last:
+            return a[:first]
+        a[first], a[last] = a[last], a[first]
+        first += 1
+
+
+def _by_stride(dims, strides) -> list:
+    # std::sort by decreasing stride; on PyTorch's few dims that is a (stable) insertion sort
+    return sorted(dims, key=lambda d: -strides[d])
+
+
+def _exec_strides(strides, dims, out_shape) -> list:
+    """The strides of ``_exec_fft``'s result: the batch (untransformed) dims outermost, in the
+    input's stride order, then the transformed dims in the order ``dims`` lists them, dense;
+    sizes multiply with a max of 1 inside the transformed block, without it over the batch."""
+    batch = _by_stride(_batch_first(len(out_shape), dims), strides)
+    out = [0] * len(out_shape)
+    acc = 1
+    for d in reversed(dims):
+        out[d] = acc
+        acc *= max(out_shape[d], 1)
+    for d in reversed(batch):
+        out[d] = acc
+        acc *= out_shape[d]
+    return out
+
+
+def _mkl_strides(kind: str, shape, strides, dims, out_shape) -> list:
+    """Where PyTorch's ``_fft_{c2c,r2c,c2r}_mkl`` put their result: c2c sorts the transformed
+    dims by the input's strides, r2c all but the last; c2r over several dims first runs a c2c
+    over all but the last (whose result's strides order the batch of the final 1-D c2r)."""
+    if kind == "c2c":
+        return _exec_strides(strides, _by_stride(dims, strides), out_shape)
+    if kind == "r2c":
+        return _exec_strides(strides, _by_stride(dims[:-1], strides) + [dims[-1]], out_shape)
+    if len(dims) > 1:
+        strides = _exec_strides(strides, _by_stride(dims[:-1], strides), shape)
+    return _exec_strides(strides, [dims[-1]], out_shape)
+
+
+def _mkl_layout(kind: str, x: np.ndarray, dims, r: np.ndarray) -> np.ndarray:
+    """``r`` (the transform of ``x`` over ``dims``) laid out as PyTorch's kernel lays it out."""
+    if type(x) is not np.ndarray or type(r) is not np.ndarray:
+        return r   # (meta and batched arrays: no memory to lay out)
+    st = _mkl_strides(kind, x.shape, _L.torch_strides(x), list(dims), r.shape)
+    return _L.restride(r, st)
+
+
 # ---- the three primitives --------------------------------------------------------------------
 
 def _c2c_fwd(x, dims, normalization, forward):
-    if not dims:
-        return x.copy()
+    if not dims:   # (PyTorch clones: the input's layout is kept)
+        return _L.copy_like(x)
     if x.size == 0:
         return np.zeros_like(x)
     f = _sf.fftn if forward else _sf.ifftn
-    return f(x, axes=dims, norm=_scipy_norm(normalization, forward))
+    return _mkl_layout("c2c", x, dims, f(x, axes=dims, norm=_scipy_norm(normalization, forward)))
 
 
 def _r2c_fwd(x, dims, normalization, onesided):
@@ -70,7 +136,7 @@ def _r2c_fwd(x, dims, normalization, onesided):
             shape[dims[-1]] = shape[dims[-1]] // 2 + 1
         return np.zeros(shape, np.result_type(x.dtype, np.complex64))
     f = _sf.rfftn if onesided else _sf.fftn
-    return f(x, axes=dims, norm=_scipy_norm(normalization, True))
+    return _mkl_layout("r2c", x, dims, f(x, axes=dims, norm=_scipy_norm(normalization, True)))
 
 
 def _c2r_fwd(x, dims, normalization, last_dim_size):
@@ -79,7 +145,8 @@ def _c2r_fwd(x, dims, normalization, last_dim_size):
         out = list(x.shape)
         out[dims[-1]] = last_dim_size
         return np.zeros(out, x.real.dtype)
-    return _sf.irfftn(x, s=shape, axes=dims, norm=_scipy_norm(normalization, False))
+    r = _sf.irfftn(x, s=shape, axes=dims, norm=_scipy_norm(normalization, False))
+    return _mkl_layout("c2r", x, dims, r)
 
 
 def _c2c_vjp(ns, g, need, dims, normalization, forward):

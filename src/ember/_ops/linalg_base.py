@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg as _sla
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._tensor import Tensor, Version, _make
 from ._dispatch import _type_name
 from ._registry import EM, apply, ns_fn
@@ -144,7 +145,87 @@ def pivots_to_perm(piv: np.ndarray, m: int) -> np.ndarray:
             if 0 <= j < m and i != j:
                 p[i], p[j] = p[j], p[i]
     eye = np.eye(m)
-    return np.swapaxes(eye[perm], -1, -2)
+    # (row-major, as PyTorch's lu_unpack builds P)
+    return np.ascontiguousarray(np.swapaxes(eye[perm], -1, -2))
+
+
+# ---- result layouts ------------------------------------------------------------------------
+# PyTorch's LAPACK-backed kernels hand back what LAPACK wrote: each matrix column-major, batches
+# outermost (``cloneBatchedColumnMajor`` / ``batched_matrix_contiguous_strides(f_contig=True)``
+# in LinearAlgebraUtils.h). ``LAYOUT`` names, per op, the outputs laid out so (others stay as
+# their forward made them: row-major); ``lapack_outputs`` applies it to each op's forward once.
+
+def colmajor_strides(shape) -> tuple:
+    """The strides of a batch of column-major matrices: row-major strides of ``shape`` with
+    its last two dims swapped, swapped back (a size-0 dim counts as 1, as in PyTorch)."""
+    if len(shape) < 2:
+        return _L.contiguous_strides(shape)
+    st = list(_L.contiguous_strides(tuple(shape[:-2]) + (shape[-1], shape[-2])))
+    st[-1], st[-2] = st[-2], st[-1]
+    return tuple(st)
+
+
+def lapack_layout(a):
+    """``a`` in LAPACK's batched column-major layout (other array kinds pass through)."""
+    if type(a) is not np.ndarray:
+        return a
+    return _L.restride(a, colmajor_strides(a.shape))
+
+
+def _left_only(i: int):
+    # linalg.solve / lu_solve: left=False solves the transposed system and transposes back
+    return lambda r, args: lapack_layout(r) if args[i] else _L.contiguous_np(r)
+
+
+def _unless_empty(r, args):
+    # the deprecated torch.cholesky returns an empty input's row-major clone
+    return lapack_layout(r) if args[0].size else r
+
+
+def _lstsq_solution(x, args):
+    """gels*'s solution: the first n rows of the (max(m, n), k) column-major right-hand side
+    LAPACK overwrote (its leading dimension shows in the strides)."""
+    if type(x) is not np.ndarray:
+        return x
+    a, vec = args[0], args[2]
+    m, n = a.shape[-2:]
+    xm = x[..., None] if vec else x
+    shape = xm.shape[:-2] + (max(m, n), xm.shape[-1])
+    buf = _L.empty_np(shape, colmajor_strides(shape), x.dtype)
+    view = buf[..., :n, :]
+    view[...] = xm
+    return view[..., 0] if vec else view
+
+
+def _F(r, args):
+    return lapack_layout(r)
+
+
+LAYOUT = {
+    # op name: a rule per output (None: the forward's own layout); rules see the forward's args
+    "linalg_svd": (_F, None, _F), "linalg_eigh": (None, _F), "linalg_eig": (None, _F),
+    "linalg_qr": (_F, _F), "linalg_cholesky_ex": (_F, None), "cholesky": (_unless_empty, None),
+    "linalg_lu_factor_ex": (_F, None, None), "linalg_householder_product": (_F,),
+    "orgqr": (_F,), "ormqr": (_F,), "linalg_inv_ex": (_F, None),
+    "linalg_solve_ex": (_left_only(2), None), "linalg_solve_triangular": (_F,),
+    "triangular_solve": (_F, _F), "linalg_lu_solve": (_left_only(3),), "cholesky_solve": (_F,),
+    "cholesky_inverse": (_F,), "linalg_lstsq": (_lstsq_solution, None, None, None),
+}
+
+
+def lapack_outputs(*ops) -> None:
+    """Wrap each op's forward so its outputs are laid out by the op's ``LAYOUT`` rules."""
+    for op in ops:
+        rules = LAYOUT[op.name]
+        fwd = op.fwd
+        if op.n_out == 1:
+            def wrapped(*args, _f=fwd, _r=rules[0]):
+                return _r(_f(*args), args)
+        else:
+            def wrapped(*args, _f=fwd, _rs=rules):
+                return tuple(r if rule is None else rule(r, args)
+                             for r, rule in zip(_f(*args), _rs))
+        op.fwd = wrapped
 
 
 def cast(a: np.ndarray, like: np.ndarray) -> np.ndarray:

@@ -22,6 +22,8 @@ from .linalg_base import (
     getrf,
     jvp_by_transpose,
     lapack,
+    lapack_layout,
+    lapack_outputs,
     pivots_to_perm,
     potrf,
     raise_info,
@@ -527,7 +529,7 @@ def _luf_apply(A: Tensor, pivot: bool):
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv, info = getrf(A._data)
     P = pivots_to_perm(piv, A._data.shape[-2]).astype(A._data.dtype)
-    return wrap_outputs(LU_FACTOR, (A,), (P,), (lu, piv, info))
+    return wrap_outputs(LU_FACTOR, (A,), (P,), (lapack_layout(lu), piv, info))
 
 
 LU_FACTOR = jvp_by_transpose(Op("linalg_lu_factor_ex", _luf_fwd, _luf_vjp, n_out=3,
@@ -841,7 +843,7 @@ def geqrf(input: Tensor):
             qr_, t, _, _ = f(a[idx])
             out[idx] = qr_
             tau[idx] = t
-    return _GEQRF_T(const(out), const(tau))
+    return _GEQRF_T(const(lapack_layout(out)), const(tau))
 
 
 # ---- randomized low-rank SVD / PCA (PyTorch's torch/_lowrank.py algorithm) ---------------
@@ -912,6 +914,8 @@ def pca_lowrank(A: Tensor, q=None, center: bool = True, niter: int = 2):
     C = A.mean(dim=(-2,), keepdim=True)
     return _svd_lowrank(A - C, q, niter, None)
 
+
+lapack_outputs(SVD, EIGH, EIG, QR, CHOLESKY, CHOLESKY_OLD, LU_FACTOR, HOUSEHOLDER, ORGQR, ORMQR)
 
 for _n, _f in [("svd", svd), ("qr", qr), ("cholesky", cholesky), ("geqrf", geqrf),
                ("orgqr", orgqr), ("ormqr", ormqr), ("lu", lu)]:

@@ -21,6 +21,8 @@ from .linalg_base import (
     const,
     getrf,
     jvp_by_transpose,
+    lapack_layout,
+    lapack_outputs,
     raise_info,
     real_dtype,
     rt,
@@ -219,8 +221,7 @@ def _solve_fwd(a, b, left, vec):
         x = np.swapaxes(x, -1, -2)
     if vec:
         x = x[..., 0]
-    info = np.broadcast_to(info, batch).copy() if info.shape != batch else info
-    return x.astype(a.dtype), info
+    return x.astype(a.dtype), info   # (info: one per matrix of A, unbroadcast, as PyTorch's)
 
 
 def _solve_vjp(ns, g, need, A, X, left, vec):
@@ -696,9 +697,7 @@ def _lstsq_fwd(a, b, vec, rcond, driver):
     res = np.zeros((0,), real_dtype(a.dtype))
     if m > n and driver != "gelsy" and (rank == n).all():
         d = a_ @ x - b_
-        res = np.sum(np.abs(d) ** 2, axis=-2)
-        if vec:
-            res = res[..., 0]
+        res = np.sum(np.abs(d) ** 2, axis=-2)   # (a vector B keeps its column: (..., 1))
     if driver in ("gelsy", "gels"):
         sv = np.zeros((0,), real_dtype(a.dtype))
     if driver == "gels":
@@ -722,8 +721,7 @@ def _lstsq_vjp(ns, g, need, A, B, vec, rcond, driver):
     if gR is not None and gR.shape[-1:] != (0,) and len(gR.shape):
         X = ns.matmul(P, Bm)
         D = ns.matmul(A, X) - Bm
-        gRm = ns.unsqueeze(gR, -1) if vec else gR
-        w = 2 * ns.unsqueeze(gRm, -2)
+        w = 2 * ns.unsqueeze(gR, -2)
         if need[0]:
             t = ns.matmul(D * w, ns.mH(X))
             gA = t if gA is None else gA + t
@@ -863,7 +861,7 @@ def ldl_factor_ex(A: Tensor, *, hermitian: bool = False, check_errors: bool = Fa
     if check_errors:
         raise_info(info, lambda pre, c: f"ember.linalg.ldl_factor_ex: {pre}The factorization "
                    "could not be completed because the input is not positive-definite")
-    return _LDL_EX_T(const(ld), const(piv), const(info))
+    return _LDL_EX_T(const(lapack_layout(ld)), const(piv), const(info))
 
 
 def ldl_factor(A: Tensor, *, hermitian: bool = False):
@@ -888,8 +886,10 @@ def ldl_solve(LD: Tensor, pivots: Tensor, B: Tensor, *, hermitian: bool = False)
         f = lapack(name, ld)
         for idx in np.ndindex(*batch):
             x[idx] = f(ld[idx], piv[idx], b[idx], lower=1)[0]
-    return const(x.astype(ld.dtype))
+    return const(lapack_layout(x.astype(ld.dtype)))
 
+
+lapack_outputs(INV_EX, SOLVE_EX, SOLVE_TRI, TRI_OLD, LU_SOLVE, CHOL_SOLVE, CHOL_INV, LSTSQ)
 
 for _n, _f in [("det", det), ("logdet", logdet), ("slogdet", slogdet), ("inverse", inverse),
                ("cholesky_solve", cholesky_solve), ("cholesky_inverse", cholesky_inverse),

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .. import _layout as _L
 from .._size import Size
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, check_broadcast, inplace, promoted
@@ -181,7 +182,8 @@ def trace(input: Tensor) -> Tensor:
 # ---- cross ---------------------------------------------------------------------------------
 
 def _cross_np(a, b, dim):
-    return np.cross(a, b, axisa=dim, axisb=dim, axisc=dim)
+    # (PyTorch's linalg_cross allocates a plain row-major result)
+    return _L.contiguous_np(np.cross(a, b, axisa=dim, axisb=dim, axisc=dim))
 
 
 def _cross_vjp(ns, g, need, a, b, dim):
@@ -316,7 +318,19 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
 
 # ---- rot90 ---------------------------------------------------------------------------------
 
-ROT90 = Op("rot90", lambda x, k, dims: np.rot90(x, k, dims).copy(),
+def _rot90_fwd(x, k, dims):
+    """PyTorch's composition's layout: k = 0 a contiguous clone; otherwise a flip (laid out as
+    empty_like(input)), transposed in place for odd k."""
+    r = np.rot90(x, k, dims)
+    if k == 0 or type(x) is not np.ndarray:
+        return _L.contiguous_np(r.copy())
+    st = list(_L.preserve_strides(x.shape, _L.torch_strides(x)))
+    if k % 2:
+        st[dims[0]], st[dims[1]] = st[dims[1]], st[dims[0]]
+    return _L.copy_to_strides(r, st)
+
+
+ROT90 = Op("rot90", _rot90_fwd,
            lambda ns, g, need, k, dims: (ns.rot90(g, -k, dims),), linear=True)
 ns_fn("rot90", lambda g, k, dims: np.rot90(g, k, dims),
       lambda g, k, dims: apply(ROT90, (g,), (k, dims)))

@@ -875,13 +875,19 @@ method("resize_as_", resize_as_)
 # ---- more torch.* functions: unsafe splits, fill, index helpers, aten-level aliases -------------
 
 def _unsafe(name: str, view_fn, node: str):
-    f = _make_copy(name, view_fn, node)
-
-    def g(*args, **kwargs):
-        return tuple(f(*args, **kwargs))
+    def g(input: Tensor, *args, **kwargs):
+        from .views import view_geometry
+        # PyTorch's pieces are split's views of the input's memory (its strides) given fresh
+        # version counters and no view history
+        vs = view_fn(input.detach(), *args, **kwargs)
+        parts = tuple(view_geometry(input._data, v._data) + (v._data,) for v in vs)
+        if not parts:
+            return ()
+        r = apply(_copy_op(node, len(parts)), (input,), (parts, input._data.shape))
+        return r if isinstance(r, tuple) else (r,)
     g.__name__ = g.__qualname__ = name
-    g.__doc__ = (f"``torch.{name}``: like ``{name[7:]}`` but the pieces are new tensors, not "
-                 "views.")
+    g.__doc__ = (f"``torch.{name}``: like ``{name[7:]}`` but the pieces are not views to "
+                 "autograd (they share the input's memory, not its version counter).")
     return g
 
 

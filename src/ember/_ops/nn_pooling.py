@@ -1036,7 +1036,9 @@ def _unpool_vjp(ns, g, need, idx, nd, out_shape, unique):
     return (ns.pool_gather(g, idx, nd, out_shape, unique),)
 
 
-MAX_UNPOOL2D = Op("max_unpool2d", _scatter_np, _unpool_vjp, linear=True,
+MAX_UNPOOL2D = Op("max_unpool2d",   # (PyTorch's 2-D kernel keeps channels_last; 3-D does not)
+                  lambda g, *rest: _L.in_suggested_format(g, _scatter_np(g, *rest)), _unpool_vjp,
+                  linear=True,
                   node="MaxUnpool2DBackward0", names=("indices",))
 MAX_UNPOOL3D = Op("max_unpool3d", _scatter_np, _unpool_vjp, linear=True,
                   node="MaxUnpool3DBackward0", names=("indices",))
