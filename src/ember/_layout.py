@@ -180,6 +180,18 @@ def is_dense(shape, strides) -> bool:
     return True
 
 
+def dense_np(a: np.ndarray) -> bool:
+    """``is_dense`` of an array's own (byte) strides, NumPy's contiguity flags first."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
+        if st != expected:
+            return False
+        expected *= n
+    return True
+
+
 def elem_strides(a: np.ndarray) -> tuple:
     isz = a.itemsize
     return tuple(s // isz for s in a.strides)

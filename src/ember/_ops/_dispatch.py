@@ -359,17 +359,7 @@ def check_overlap(self: Tensor, others, full: bool = False) -> None:
                 raise RuntimeError(OVERLAP)
 
 
-def _dense(a: np.ndarray) -> bool:
-    """PyTorch's ``is_non_overlapping_and_dense``: the strides, sorted, are a contiguous
-    layout's (size-1 dims ignored)."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return True
-    expected = a.itemsize
-    for st, n in sorted((st, n) for st, n in zip(a.strides, a.shape) if n != 1):
-        if st != expected:
-            return False
-        expected *= n
-    return True
+_dense = _L.dense_np
 
 
 def _overlap_status(a: np.ndarray, b: np.ndarray) -> int:

@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from .. import _layout as _L
 from .._batched import BatchedArray as _BA
 from .._tensor import Tensor, Version, _make
 from .grad_mode import STATE
@@ -248,13 +249,13 @@ def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
                 if steal and type(g) is np.ndarray and g.base is None and g.flags.owndata \
                         and g.size and g.flags.writeable and g.dtype == d.dtype \
                         and g.shape == d.shape \
-                        and (g.strides == d.strides or g.flags.c_contiguous and not _dense(d)):
+                        and (g.strides == d.strides or g.flags.c_contiguous and not _L.dense_np(d)):
                     new = g   # nobody else holds this fresh array: adopt it, as PyTorch does
                 elif not d.size:   # PyTorch: an empty leaf's strides, whatever they are
                     from .._layout import empty_np, torch_strides
                     new = empty_np(d.shape, torch_strides(d), d.dtype)
                 else:
-                    new = np.empty_like(d) if _dense(d) else np.empty(d.shape, d.dtype)
+                    new = np.empty_like(d) if _L.dense_np(d) else np.empty(d.shape, d.dtype)
                     np.copyto(new, g)
                 t._grad = _make(new, Version(), False, None)
         elif graph:
@@ -269,18 +270,6 @@ def accumulate_into(t: Tensor, g, graph: bool, steal: bool = False) -> None:
             except TypeError:   # complex32 pairs, which NumPy cannot add (ember._chalf)
                 cd[...] = _chalf_add(cd, g)
             cur._vc.v += 1
-
-
-def _dense(d: np.ndarray) -> bool:
-    if d.flags.c_contiguous or d.flags.f_contiguous:
-        return True
-    pairs = sorted((abs(s), n) for n, s in zip(d.shape, d.strides) if n != 1)
-    expected = d.itemsize
-    for st, n in pairs:
-        if st != expected:
-            return False
-        expected *= n
-    return True
 
 
 def _run_tensor_hooks(node, grads: list, graph: bool, pre: bool = True) -> list:
