@@ -121,6 +121,13 @@ INPLACE.update({
     "float_power_": [("f", _f(F34B)), ("f", _f(2))],
     "addbmm_": [("f", _f(BATCH1, BATCH2)), ("f", _f(BATCH1, BATCH2, beta=0.5, alpha=2.0))],
     "addr_": [("f", _f(VEC3, VEC4)), ("f", _f(VEC3, VEC4, beta=2.0, alpha=-1.0))],
+    "addmm_": [("f", _f(SRC32, F34B[:2])), ("f", _f(SRC32, F34B[:2], beta=0.5, alpha=2.0))],
+    "addmv_": [("f", _f(F34B, VEC4))],   # (a matrix self: refused)
+    "baddbmm_": [("f", _f(BATCH1[:1], BATCH2[:1]))],   # (a matrix self: refused)
+    "as_strided_": [("f", _f((2, 2), (1, 2))), ("f", _f((3,), (2,), 1))],
+    "apply_": [("f", _f(lambda v: v * 2 + 1))],
+    "map_": [("f", _f(F34B, lambda a, b: a - b)), ("f", _f(VEC4, lambda a, b: a * b))],
+    "map2_": [("f", _f(F34B, F34C, lambda a, b, c: a * b + c))],
     "bitwise_left_shift_": [("i", _f(I34B)), ("i", _f(2))],
     "bitwise_right_shift_": [("i", _f(I34)), ("i", _f(1))],
     "gcd_": [("i", _f(I34B))],

@@ -118,6 +118,8 @@ def numel(input: Tensor) -> int:
 
 
 __version__ = "0.1.0"
+from ._settings import *  # noqa: E402,F401,F403  (determinism, matmul precision, warn_always)
+from ._compile import compile  # noqa: E402,F401,A001  (runs the model eagerly)
 from ._threads import (  # noqa: E402,F401  (torch.get_num_threads and friends)
     get_num_interop_threads,
     get_num_threads,

@@ -28,6 +28,7 @@ import warnings
 import numpy as np
 
 from . import _dtype as D
+from . import _settings
 
 CH = D.complex32.np
 _C64 = np.dtype(np.complex64)
@@ -43,8 +44,9 @@ _warned: list = []
 
 
 def experimental_warning() -> None:
-    """PyTorch's one-time warning when the first ComplexHalf tensor is made."""
-    if not _warned:
+    """PyTorch's one-time warning when the first ComplexHalf tensor is made (every time under
+    ``set_warn_always(True)``)."""
+    if not _warned or _settings.is_warn_always_enabled():
         _warned.append(True)
         warnings.warn(
             "ComplexHalf support is experimental and many operators don't support it yet. "
@@ -76,7 +78,7 @@ def from_values(x) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype == CH:
         return x.copy(order="K")
-    if not _warned:
+    if not _warned or _settings.is_warn_always_enabled():
         experimental_warning()
     r = np.empty_like(x, dtype=CH)
     with np.errstate(over="ignore", invalid="ignore"):

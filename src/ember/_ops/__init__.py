@@ -51,6 +51,14 @@ from . import aten_private  # noqa: E402  (torch.native_group_norm, _chunk_cat, 
 
 globals().update({_name: getattr(aten_private, _name) for _name in aten_private.__all__})
 __all__ += aten_private.__all__
+from . import aten_nn  # noqa: E402,I001  (torch.conv2d, torch.dropout, ...: ATen's signatures)
+
+globals().update({_name: getattr(aten_nn, _name) for _name in aten_nn.__all__})
+__all__ += aten_nn.__all__
+from . import api_names  # noqa: E402,I001  (torch.exp_, torch.detach, frombuffer, ...)
+
+globals().update({_name: getattr(api_names, _name) for _name in api_names.__all__})
+__all__ += api_names.__all__
 from . import (  # noqa: E402
     inference_rules,  # noqa: F401  (what PyTorch records on inference tensors)
     layout_rules,  # noqa: F401  (output layouts of op families, issue 7)

@@ -13,6 +13,7 @@ from .. import _layout as _L
 from .. import _scalar as S
 from .._device import as_device, check_factory_options
 from .._meta import MetaArray, meta_like
+from .._settings import fill_uninitialized_tensor as _det_fill
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
 from ._registry import method
@@ -357,7 +358,7 @@ def _empty_out(out: Tensor, size, dtype=None, device=None) -> Tensor:
     if tuple(out._data.shape) != shape:
         resize_data(out, shape)
         out._vc.v += 1
-    return out
+    return _det_fill(out)
 
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False) -> Tensor:
@@ -393,7 +394,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         shape = _size(size, "empty")
         return empty_strided(shape, _L.format_strides(shape, mf), dtype=dtype, device=device,
                              requires_grad=requires_grad)
-    return _filled(size, None, dtype, device, requires_grad, np.zeros, "empty")
+    return _det_fill(_filled(size, None, dtype, device, requires_grad, np.zeros, "empty"))
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -410,7 +411,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     dt = _dt(dtype)
     if as_device(device).type == "meta":
         return _new_tensor(meta_like(shape, dt.np), device, requires_grad)
-    return _new_tensor(_L.empty_np(shape, stride, dt.np), device, requires_grad)
+    return _det_fill(_new_tensor(_L.empty_np(shape, stride, dt.np), device, requires_grad))
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
@@ -485,7 +486,7 @@ def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_
                memory_format=None) -> Tensor:
     """``torch.empty_like`` (zero-filled)."""
     check_factory_options(layout)
-    return _like(input, dtype, device, requires_grad, None, memory_format)
+    return _det_fill(_like(input, dtype, device, requires_grad, None, memory_format))
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, layout=None, device=None,

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._device import check_factory_options
+from .._settings import fill_uninitialized
 from .._tensor import Tensor, _wrap_dim, set_history
 from ._dispatch import check_inplace, inplace, promoted, to_operand
 from ._registry import Op, apply, method, ns_fn
@@ -844,6 +845,7 @@ def resize_(self: Tensor, *sizes, memory_format=None) -> Tensor:
                     np.lib.stride_tricks.as_strided(root, (root.size,), (root.itemsize,))
                     if root.flags.f_contiguous else root.reshape(-1))
             buf = np.empty(off + n, d.dtype)
+            fill_uninitialized(buf)   # (deterministic mode: NaN past the old storage)
             buf[:flat.size] = flat
             new = buf[off:].reshape(size)
         self._data = new

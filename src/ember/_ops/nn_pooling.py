@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _layout as _L
+from .._settings import alert_not_deterministic
 from .._tensor import Tensor
 from ._registry import NP, Op, apply, ns_fn, wrap_outputs
 from .nn_conv import _fmt, _int_list, col2im, meta_aware, pad_spatial
@@ -1074,6 +1075,7 @@ def _max_unpool_nd(nd: int, x: Tensor, indices: Tensor, outs, stride, pad,
                    label: str) -> Tensor:
     """max_unpool{2,3}d: ``x`` written at ``indices`` of zero planes of size ``outs``."""
     fn = f"max_unpooling{nd}d"
+    alert_not_deterministic(f"{fn}_forward_out")   # (first in PyTorch's kernel)
     if indices.dtype is not D.int64:
         raise RuntimeError("elements in indices should be type int64" +
                            (f" but got: {_tname(indices.dtype)}" if nd == 2 else ""))

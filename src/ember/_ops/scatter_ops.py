@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .._settings import alert_not_deterministic, is_warn_always_enabled
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name, autograd_refusals, inplace
 from ._registry import Op, apply, method, ns_fn
@@ -263,12 +264,16 @@ def _put_idx(self: Tensor, index: Tensor, source: Tensor) -> np.ndarray:
 
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """``torch.put``: ``input`` (read flat) with ``source`` written (or added) at ``index``."""
+    if not accumulate:
+        alert_not_deterministic("put_")
     idx = _put_idx(input, index, source)
     return apply(PUT, (input, source.reshape(-1)), (idx, bool(accumulate)))
 
 
 def put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     autograd_refusals(self, (source,), PUT)  # autograd first, as PyTorch
+    if not accumulate:
+        alert_not_deterministic("put_")   # (duplicate indices: the last write wins by chance)
     idx = _put_idx(self, index, source)
     return inplace(PUT, self, (source.reshape(-1),), (idx, bool(accumulate)), overlap=2)
 
@@ -437,7 +442,7 @@ _warned = [False]
 
 
 def _ir_prepare(self: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str):
-    if not _warned[0]:
+    if not _warned[0] or is_warn_always_enabled():   # (TORCH_WARN_ONCE)
         _warned[0] = True
         warnings.warn("index_reduce() is in beta and the API may change at any time.",
                       UserWarning, stacklevel=3)

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.special as _sc
 
 from .. import _dtype as D
+from .. import _settings
 from .._device import check_factory_options
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name
@@ -178,8 +179,9 @@ _WARNED: set = set()
 
 
 def _warn_once(key: str, msg: str) -> None:
-    """TORCH_WARN_ONCE: a UserWarning the first time in the process."""
-    if key not in _WARNED:
+    """TORCH_WARN_ONCE: a UserWarning the first time in the process (every time under
+    ``set_warn_always(True)``)."""
+    if key not in _WARNED or _settings.is_warn_always_enabled():
         _WARNED.add(key)
         warnings.warn(msg, UserWarning, stacklevel=3)
 
