@@ -675,3 +675,16 @@ def test_grad_flows_through_composite():
         return lambda x, y: (m.sigmoid(x) * y.exp() - x.tanh() / (y * y + 1)).clamp(-1, 1) \
             .pow(2).sqrt().log1p()
     check_op(f(ember), f(torch), a, b)
+
+
+def test_clamp_min_max_take_their_keywords():
+    """clamp_min/clamp_max (function, method, in-place) name their bound min/max, as PyTorch."""
+    for L in (ember, torch):
+        x = L.tensor([-1., 0.2, 3.])
+        got = [x.clamp_min(min=0.5), L.clamp_max(x, max=0.1), x.clone().clamp_min_(min=0.2),
+               x.clone().clamp_max_(max=0.0), L.clamp_min(x, min=L.tensor(0.))]
+        if L is ember:
+            e = got
+        else:
+            for a, b in zip(e, got):
+                assert_same(a, b)

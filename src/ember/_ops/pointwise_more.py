@@ -595,13 +595,30 @@ def _bound_op(op_s, op_t, name):
         (x, b), rt = _promote_all((self, bound))
         out = _cast_result(self, op_s.fwd(x, b), rt.np)
         return commit(op_s, self, (self,), (b,), out, records((self,)))
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``torch.{name}``."
     return f, f_
 
 
-clamp_min, _clamp_min_ = _bound_op(CLAMP_MIN_S, CLAMP_MIN_T, "clamp_min")
-clamp_max, _clamp_max_ = _bound_op(CLAMP_MAX_S, CLAMP_MAX_T, "clamp_max")
+_cmin, _cmin_ = _bound_op(CLAMP_MIN_S, CLAMP_MIN_T, "clamp_min")
+_cmax, _cmax_ = _bound_op(CLAMP_MAX_S, CLAMP_MAX_T, "clamp_max")
+
+
+# (PyTorch's parameter names, by which they may be passed)
+def clamp_min(input: Tensor, min, *, out=None) -> Tensor:  # noqa: A002
+    """``torch.clamp_min``."""
+    return _cmin(input, min, out=out)
+
+
+def clamp_max(input: Tensor, max, *, out=None) -> Tensor:  # noqa: A002
+    """``torch.clamp_max``."""
+    return _cmax(input, max, out=out)
+
+
+def _clamp_min_(self: Tensor, min) -> Tensor:  # noqa: A002
+    return _cmin_(self, min)
+
+
+def _clamp_max_(self: Tensor, max) -> Tensor:  # noqa: A002
+    return _cmax_(self, max)
 
 
 # ---- where ----------------------------------------------------------------------------------
