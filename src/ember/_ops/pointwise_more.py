@@ -595,6 +595,7 @@ def _bound_op(op_s, op_t, name):
         (x, b), rt = _promote_all((self, bound))
         out = _cast_result(self, op_s.fwd(x, b), rt.np)
         return commit(op_s, self, (self,), (b,), out, records((self,)))
+    f.__name__ = f.__qualname__ = name   # (out='s messages name it)
     return f, f_
 
 
