@@ -838,3 +838,19 @@ def test_backward_inputs_at_a_folded_matmul_runs_only_its_view(shape):
         r.sum().backward(inputs=[r])
         return r.grad, w.grad
     same(fn)
+
+
+@pytest.mark.parametrize("key", [slice(0, 3, 3), slice(0, 3), slice(1, 1)])
+def test_empty_view_made_in_inference_mode_finds_its_tangent(key):
+    """Fuzz seeds 6268, 6579: a slice of an empty dual tensor, first viewed inside
+    inference_mode, has its owner's (empty) tangent, as in PyTorch, after the empty result's
+    array was swapped for one with row-major strides."""
+    def run(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            t = fw.make_dual(M.empty((0,), dtype=M.float64), M.empty((0,), dtype=M.float64)) * 1
+            with M.inference_mode():
+                v = t[key]
+            r = fw.unpack_dual(v).tangent
+            return None if r is None else tuple(r.shape)
+    assert run(ember) == run(torch)

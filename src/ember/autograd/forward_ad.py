@@ -96,8 +96,8 @@ def _tangent_view(T, D, V):
     """The part of tangent array ``T`` (laid out like data ``D``) where view ``V`` of ``D``
     sits, as an ndarray view; None where no such view exists."""
     import numpy as np
-    if type(T) is not np.ndarray or T.strides != D.strides or T.shape != D.shape:
-        return None
+    if type(T) is not np.ndarray or T.shape != D.shape or (T.strides != D.strides and D.size):
+        return None   # (empty arrays' strides say nothing of memory: an empty view is found)
     lo, hi = np.lib.array_utils.byte_bounds(D)
     vlo, vhi = np.lib.array_utils.byte_bounds(V)
     if V.size and not lo <= vlo <= vhi <= hi:
