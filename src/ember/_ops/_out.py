@@ -13,7 +13,9 @@ the op runs out of place (with ``out=None``) and ``write`` puts the result into 
   elements) in place over its own memory when that is large enough, as ``resize_`` does;
 * ``out`` keeps its identity, is returned, and its version counter is bumped once; a view
   ``out`` writes through to its base; an ``out`` that is also an input works like an in-place
-  op (elementwise ops refuse partial overlap and an ``out`` whose elements share memory).
+  op (elementwise ops refuse partial overlap and an ``out`` whose elements share memory);
+  index, selection and joining ops (``overlap="full"``) refuse any overlap with their inputs
+  (structured kernels, ``resized=True``, check ``out`` as resized).
 
 Multi-output ops take a tuple ``out=(values, indices)`` and return PyTorch's
 ``return_types.<name>_out`` named tuple of the given tensors.
@@ -61,7 +63,7 @@ def check_out_grad(name: str, out, args) -> None:
 def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | None = None,
              dtype="cast", overlap: bool = False, differentiable: bool = True,
              inputs: tuple | None = None, reduced_dim: int | None = None, warn=True,
-             below_autograd: bool = False):
+             below_autograd: bool = False, resized: bool = False):
     """Run ``fn(*args, **kwargs)`` (without ``out``) and write its result into ``out``.
 
     ``dtype``: "cast" (TensorIterator's can_cast rule), "exact" (the dtypes must match),
@@ -70,7 +72,11 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
     is passed to ``fn`` unless the caller gave one) or a callable ``check(result_dtype,
     out_dtype)`` raising the op's own error; for tuple outs, a tuple (or a dict {index: rule},
     checked in its order) of those. ``overlap``: elementwise ops refuse an ``out`` that
-    partly overlaps an input (``inputs``, default ``args``) or whose elements share memory.
+    partly overlaps an input (``inputs``, default ``args``) or whose elements share memory;
+    "full" (PyTorch's ``assert_no_overlap``: take, index_select, cat, ...) refuses any overlap
+    with ``inputs``, and a tuple of "full" / "partial" gives the rule of each of ``inputs``
+    (gather's index may be ``out`` itself); ``resized``: these checks see ``out`` after it
+    was resized (structured kernels check in their meta function, after ``set_output``).
     ``differentiable``: False for ops autograd does not see (comparisons, index results),
     which skip the autograd refusal. ``reduced_dim``: the dim a (values, indices) reduction
     without keepdim removed; PyTorch resizes its outs with that dim kept (the warning shows
@@ -102,7 +108,7 @@ def with_out(fn, out, args: tuple, kwargs: dict | None = None, *, name: str | No
         raise
     r = write(name, res, out, dtype=dtype,
               inputs=(args if inputs is None else inputs) if overlap else None,
-              reduced_dim=reduced_dim, warn=warn)
+              reduced_dim=reduced_dim, warn=warn, overlap=(overlap, resized))
     if STATE.fw_level >= 0 and not below_autograd and (
             _has_tangent((args, tuple(kwargs.values()))) or _has_tangent(out)):
         # as PyTorch's autograd kernel: the out= op has run (out is written), then refuses
@@ -150,7 +156,8 @@ def _check_out_type(name: str, out) -> None:
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {tn}")
 
 
-def write(name: str, res, out, *, dtype="cast", inputs=None, reduced_dim=None, warn=True):
+def write(name: str, res, out, *, dtype="cast", inputs=None, reduced_dim=None, warn=True,
+          overlap=(True, False)):
     """Write result ``res`` (a tensor or a tuple of them) into ``out`` with PyTorch's rules
     (see the module docstring); returns ``out`` (a named tuple of the outs for tuples)."""
     if isinstance(out, (tuple, list)):
@@ -162,11 +169,14 @@ def write(name: str, res, out, *, dtype="cast", inputs=None, reduced_dim=None, w
             dtype if isinstance(dtype, (tuple, list)) else (dtype,) * len(res_t)))
         for i, c in checks.items():
             _check_dtype(res_t[i], out[i], c)
+        for r, o in zip(res_t, out):   # (every out checked before any is written)
+            _check_one(r, o, inputs, reduced_dim, warn, overlap)
         for r, o in zip(res_t, out):
-            _write_one(r, o, inputs, reduced_dim, warn)
+            _store(r, o)
         return _named(res, tuple(out))
     _check_dtype(res, out, dtype)
-    _write_one(res, out, inputs, warn=warn)
+    _check_one(res, out, inputs, warn=warn, overlap=overlap)
+    _store(res, out)
     return out
 
 
@@ -211,7 +221,9 @@ def _check_dtype_rule(rd, od, rule) -> None:
         rule(rd, od)
 
 
-def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) -> None:
+def _check_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True,
+               overlap=(True, False)) -> None:
+    """Everything that may refuse ``out`` (resizing it, as PyTorch does before its checks)."""
     r = res._data
     x = out._x
     if x is not None and x.inference and not STATE.inference and not x.counted:
@@ -219,14 +231,20 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
             "make a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    rule, resized = overlap   # (with_out's overlap and resized)
+    elementwise = inputs is not None and rule is True
     if inputs is not None:
-        d = raw_data(out)
-        if d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
-            raise RuntimeError(SELF_OVERLAP)
-        from ._dispatch import check_overlap
-        check_overlap(out, [t for t in _flat(inputs) if isinstance(t, Tensor)])
+        # (before a resize also for structured kernels: PyTorch grows a storage in place, so
+        # an overlap before the resize is one after it)
+        _check_no_overlap(out, inputs, "partial" if elementwise else rule, internal=not resized)
     if out._data.shape != r.shape:
-        _resize(out, r, reduced_dim, warn, restride=inputs is not None)
+        _resize(out, r, reduced_dim, warn, restride=elementwise)
+    if inputs is not None and resized:
+        _check_no_overlap(out, inputs, rule)
+
+
+def _store(res: Tensor, out: Tensor) -> None:
+    r = res._data
     if STATE.mutation_ctx is not None:
         STATE.mutation_ctx.before_write(out)
     d = raw_data(out)
@@ -241,6 +259,18 @@ def _write_one(res: Tensor, out: Tensor, inputs, reduced_dim=None, warn=True) ->
         from ._dispatch import write_changed
         write_changed(d, r)
     out._vc.v += 1
+
+
+def _check_no_overlap(out: Tensor, inputs, rule, internal: bool = True) -> None:
+    """PyTorch's ``assert_no_internal_overlap(out)``, then ``assert_no_partial_overlap`` /
+    ``assert_no_overlap`` (``rule`` "partial" / "full", or one per input) with the inputs."""
+    d = raw_data(out)
+    if internal and d.size > 1 and any(st == 0 and n > 1 for st, n in zip(d.strides, d.shape)):
+        raise RuntimeError(SELF_OVERLAP)
+    from ._dispatch import check_overlap
+    rules = (rule,) * len(inputs) if isinstance(rule, str) else rule
+    for x, r in zip(inputs, rules):
+        check_overlap(out, [t for t in _flat((x,)) if isinstance(t, Tensor)], full=r == "full")
 
 
 def _flat(xs):

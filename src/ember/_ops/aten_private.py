@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from . import nn_norm
 from ._out import with_out
 from ._registry import Op, apply
@@ -119,6 +119,32 @@ def _native_batch_norm_legit(input: Tensor, weight: Tensor | None, bias: Tensor 
     return out, _plain(e), _plain(e.copy())
 
 
+def _chunk_cat_check(tensors: list, dim: int, num_chunks: int) -> int:
+    """PyTorch's checks of a _chunk_cat call, in its order; the dim, wrapped."""
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if any(t.dtype is not tensors[0].dtype for t in tensors):
+        raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+    if any(t.numel() == 0 for t in tensors):
+        raise RuntimeError("_chunk_cat expects non-empty tensor")
+    nd = tensors[0].dim()
+    if all(t.dim() == nd for t in tensors):
+        d = _wrap_dim(dim, nd)
+    elif dim < 0:
+        raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                           "different ndims")
+    elif any(dim >= t.dim() for t in tensors):
+        raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    else:
+        d = dim
+    if any(t.shape[:d] != tensors[0].shape[:d] for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
+                           "tensors")
+    return d
+
+
 def _chunk_cat(tensors, dim: int, num_chunks: int, *, out: Tensor | None = None) -> Tensor:
     """``torch._chunk_cat``: each tensor split into ``num_chunks`` chunks along ``dim`` (the last
     one zero-padded to ``ceil(size / num_chunks)``), the dims after ``dim`` flattened into the
@@ -126,12 +152,7 @@ def _chunk_cat(tensors, dim: int, num_chunks: int, *, out: Tensor | None = None)
     if out is not None:
         return with_out(_chunk_cat, out, (tensors, dim, num_chunks), dtype="exact")
     tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
-    if num_chunks < 1:
-        raise RuntimeError("_chunk_cat expects positive num_chunks")
-    nd = tensors[0].dim()
-    d = dim + nd if dim < 0 else dim
+    d = _chunk_cat_check(tensors, dim, num_chunks)
     parts = []
     for t in tensors:
         size = t.shape[d]

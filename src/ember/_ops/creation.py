@@ -516,6 +516,9 @@ def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if not all(isinstance(v, numbers.Integral) or np.isfinite(v) for v in vals[:2]):
+        shown = [v if isinstance(v, numbers.Integral) else "%g" % v for v in vals[:2]]
+        raise RuntimeError(f"unsupported range: {shown[0]} -> {shown[1]}")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if dtype is None:
@@ -559,9 +562,24 @@ def _range(start, end, step, *, dtype=None, device=None, requires_grad=False) ->
     return _new_tensor(a.astype(_dt(dtype).np), device, requires_grad)
 
 
+def _space_args(name: str, start, end, steps, out, dtype) -> None:
+    """PyTorch's parser error for lin/logspace (Tensor or Number ends, an int count) and its
+    refusal of ends that are not 0-dim tensors."""
+    if not (isinstance(steps, (numbers.Integral, Tensor)) and not isinstance(steps, bool)
+            and all(isinstance(x, (numbers.Number, Tensor)) for x in (start, end))):
+        from ._parser import invalid_combination
+        raise invalid_combination(name, (start, end, steps), {"out": out, "dtype": dtype})
+    bad = [f"{w} with {x.dim()} dimension(s)" for w, x in (("start", start), ("end", end))
+           if isinstance(x, Tensor) and x.dim()]
+    if bad:
+        raise RuntimeError(f"{name} only supports 0-dimensional start and end tensors, but got "
+                           f"{' and '.join(bad)}.")
+
+
 def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False) -> Tensor:
     """``torch.linspace``."""
+    _space_args("linspace", start, end, steps, out, dtype)
     check_factory_options(layout)
     if out is not None:
         return _out(linspace, out, (start, end, steps), dtype, device, requires_grad)
@@ -587,6 +605,7 @@ def linspace(start, end, steps: int, *, out=None, dtype=None, layout=None, devic
 def logspace(start, end, steps: int, base: float = 10.0, *, out=None, dtype=None, device=None,
              requires_grad=False) -> Tensor:
     """``torch.logspace``: ``base ** linspace(start, end, steps)``."""
+    _space_args("logspace", start, end, steps, out, dtype)
     if out is not None:
         return _out(logspace, out, (start, end, steps, base), dtype, device, requires_grad)
     _no_kernel("logspace_cpu", _dt(dtype), D.bool)

@@ -634,7 +634,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
                 return wrap_outputs(GATHER, (input, index), (dd, idx.copy(), shape), r)
     if out is not None:
         return with_out(gather, out, (input, dim, index), {"sparse_grad": sparse_grad},
-                        dtype="exact")
+                        dtype="exact", overlap=("full", "partial"), inputs=(input, index),
+                        resized=True)
     shape = input._data.shape
     idx = index._data
     d = _dim_of(shape, dim)
@@ -906,7 +907,8 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     """``torch.index_select``: the slices at ``index`` (a vector) along ``dim``."""
     if out is not None:
         return with_out(index_select, out, (input, dim, index),
-                        dtype="index_select(): self and result must have the same scalar type")
+                        dtype="index_select(): self and result must have the same scalar type",
+                        overlap="full", inputs=(input, index))
     shape = input._data.shape
     d = _dim_of(shape, dim)
     idx = index._data
@@ -947,6 +949,11 @@ def _index_add_checks(self: Tensor, dim: int, index: Tensor, source: Tensor):
         raise RuntimeError(
             f"index_add_(): self ({_type_name(self.dtype)}) and source "
             f"({_type_name(source.dtype)}) must have the same scalar type")
+    if shape and (len(ss) != len(shape) or any(
+            a != b for k, (a, b) in enumerate(zip(shape, ss)) if k != d)):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(shape)} source.shape = {list(ss)}")
     if len(shape) <= 1:   # PyTorch's one-dim kernel checks as index_select does
         size = _size(shape, d)
         if idx.size and ((idx < -size) | (idx >= size)).any():
@@ -1184,7 +1191,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """``torch.masked_select``: the elements where ``mask`` (broadcast) is True, as 1-D."""
     if out is not None:
         return with_out(masked_select, out, (input, mask),
-                        dtype="masked_select(): self and result must have the same scalar type")
+                        dtype="masked_select(): self and result must have the same scalar type",
+                        overlap="full")
     m = mask._data
     if m.dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
@@ -1220,7 +1228,7 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     if out is not None:
         return with_out(take, out, (input, index), dtype=(
             "take(): self and out expected to have the same dtype, but got self.dtype = {r} and "
-            "out.dtype = {o}"))
+            "out.dtype = {o}"), overlap="full")
     idx = index._data
     if idx.dtype != np.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "

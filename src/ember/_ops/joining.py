@@ -139,7 +139,8 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
         if r is not None:
             return r
     if out is not None:
-        return with_out(cat, out, (tensors, dim), dtype=_cat_out)
+        return with_out(cat, out, (tensors, dim), dtype=_cat_out, overlap="full",
+                        resized=True)
     ts = _tensor_seq(tensors, "cat")
     if not ts:
         raise ValueError("ember.cat(): expected a non-empty list of Tensors")

@@ -816,15 +816,20 @@ def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: bool = True,
           transpose: bool = False) -> Tensor:
     """``torch.ormqr``: Q C (or C Q, with Q^H when ``transpose``) for the Q that geqrf's
     reflectors define (no forward-mode rule, as in PyTorch)."""
-    check_matrix(input, "ember.ormqr", "input")
-    check_matrix(other, "ember.ormqr", "other")
-    m = other._data.shape[-2 if left else -1]
+    for name, x in (("input", input), ("other", other)):
+        if x._data.ndim < 2:
+            raise RuntimeError(f"ember.ormqr: {name} must have at least 2 dimensions.")
+    side = -2 if left else -1
+    m = other._data.shape[side]
     if input._data.shape[-2] != m:
-        raise RuntimeError(f"ember.ormqr: other.shape[{-2 if left else -1}] must be equal to "
-                           "input.shape[-2]")
-    if tau._data.shape[-1] > input._data.shape[-1]:
-        raise RuntimeError("ember.ormqr: tau.shape[-1] must be less than or equal to "
-                           "input.shape[-1]")
+        raise RuntimeError(f"ember.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+    if tau._data.ndim == 0 or tau._data.shape[-1] != min(m, input._data.shape[-1]):
+        raise RuntimeError(f"ember.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                           "input.shape[-1])")
+    if tau._data.ndim != input._data.ndim - 1:
+        raise RuntimeError("ember.ormqr: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau._data.ndim} and input.ndim is equal to "
+                           f"{input._data.ndim}")
     return apply(ORMQR, (input, tau, other), (bool(left), bool(transpose)))
 
 

@@ -747,12 +747,16 @@ LSTSQ = jvp_by_transpose(Op("linalg_lstsq", _lstsq_fwd, _lstsq_vjp, n_out=4, dif
 def lstsq(A: Tensor, B: Tensor, rcond=None, *, driver=None):
     """``torch.linalg.lstsq``: (solution, residuals, rank, singular_values), CPU drivers gelsy
     (default), gelsd, gelss, gels."""
-    check_matrix(A, "ember.linalg.lstsq")
+    if A._data.ndim < 2:
+        raise RuntimeError("ember.linalg.lstsq: input must have at least 2 dimensions.")
+    if B._data.ndim < 1:
+        raise RuntimeError("ember.linalg.lstsq: other must have at least 1 dimension.")
     check_float(A, "linalg.lstsq")
     check_same_dtype(A, B, "ember.linalg.lstsq", "input", "other")
     vec = B._data.ndim == A._data.ndim - 1
-    if not vec:
-        check_matrix(B, "ember.linalg.lstsq", "B")
+    if not (vec or B._data.ndim == A._data.ndim):
+        raise RuntimeError("ember.linalg.lstsq: input.dim() must be greater or equal to "
+                           "other.dim() and (input.dim() - other.dim()) <= 1")
     if B._data.shape[-1 if vec else -2] != A._data.shape[-2]:
         raise RuntimeError(f"ember.linalg.lstsq: input.size(-2) should match other.size("
                            f"{-1 if vec else -2})")

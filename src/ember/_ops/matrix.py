@@ -227,7 +227,7 @@ def cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     d = _wrap_dim(int(dim), len(shape))
     sa, sb = shape[d], other._data.shape[d]
     if sa != 3 or sb != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {sa} "
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {sa} "
                            f"and {sb}")
     check_broadcast(shape, other._data.shape)
     if input._data.dtype != other._data.dtype:

@@ -15,6 +15,7 @@ from .._device import check_factory_options
 from .._settings import fill_uninitialized
 from .._tensor import Tensor, _wrap_dim, set_history
 from ._dispatch import check_inplace, inplace, promoted, to_operand
+from ._parser import invalid_combination, tensor_args
 from ._registry import Op, apply, method, ns_fn
 from .pointwise import _not_impl
 from .pointwise_more import _nodiff
@@ -97,11 +98,18 @@ def _int_only(kernel: str):
     return check
 
 
-def _int_binary(name: str, kernel: str, fwd):
+def _int_binary(name: str, kernel: str, fwd, numbers: bool = True):
+    """``numbers``: either operand may be a Python number (the shifts); else both must be
+    tensors (gcd, lcm), as PyTorch's signatures say."""
     op = Op(name, fwd, None)
     check = _int_only(kernel)
 
     def f(input, other) -> Tensor:
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            if not numbers:
+                tensor_args(f, input=input, other=other)
+            elif not (isinstance(input, Tensor) or isinstance(other, Tensor)):
+                raise invalid_combination(name, (input, other))
         input, other = to_operand(input), to_operand(other)
         check(input, other)
         da, db, _ = promoted(input, other)
@@ -118,8 +126,8 @@ def _int_binary(name: str, kernel: str, fwd):
 
 bitwise_left_shift, _lshift_ = _int_binary("bitwise_left_shift", "lshift_cpu", _lshift_np)
 bitwise_right_shift, _rshift_ = _int_binary("bitwise_right_shift", "rshift_cpu", _rshift_np)
-gcd, _gcd_ = _int_binary("gcd", "gcd_cpu", lambda a, b: np.gcd(a, b))
-lcm, _lcm_ = _int_binary("lcm", "lcm_cpu", lambda a, b: np.lcm(a, b))
+gcd, _gcd_ = _int_binary("gcd", "gcd_cpu", lambda a, b: np.gcd(a, b), numbers=False)
+lcm, _lcm_ = _int_binary("lcm", "lcm_cpu", lambda a, b: np.lcm(a, b), numbers=False)
 
 _OPERAND = (Tensor, int, bool, float, np.generic)
 
@@ -252,14 +260,28 @@ def _tn(d) -> str:
     return _type_name(d)
 
 
-def complex(real: Tensor, imag: Tensor) -> Tensor:
+# PyTorch's complex/polar out= dtype check (the result's dtype first)
+_COMPLEX_OUT = "Expected object of scalar type {r} but got scalar type {o} for argument 'out'"
+
+
+def complex(real: Tensor, imag: Tensor, *, out=None) -> Tensor:
     """``torch.complex``: ``real + 1j * imag`` from two float tensors of one dtype."""
+    if not (isinstance(real, Tensor) and isinstance(imag, Tensor)):
+        tensor_args(complex, real=real, imag=imag)
+    if out is not None:
+        from ._out import with_out
+        return with_out(complex, out, (real, imag), dtype=_COMPLEX_OUT)
     _check_pair(real, imag)
     return apply(COMPLEX, (real, imag))
 
 
-def polar(abs: Tensor, angle: Tensor) -> Tensor:
+def polar(abs: Tensor, angle: Tensor, *, out=None) -> Tensor:
     """``torch.polar``: ``abs * exp(1j * angle)``."""
+    if not (isinstance(abs, Tensor) and isinstance(angle, Tensor)):
+        tensor_args(polar, abs=abs, angle=angle)
+    if out is not None:
+        from ._out import with_out
+        return with_out(polar, out, (abs, angle), dtype=_COMPLEX_OUT)
     _check_pair(abs, angle)
     if abs.dtype is D.float16:
         raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
@@ -323,7 +345,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
     else:
         dims = dims_arg(dim, n)
         if dims is not None and input._data.shape[dims[0]] == 0:
-            raise IndexError(f"aminmax(): Expected reduction dim {dims[0]} to have non-zero "
+            raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero "
                              "size.")
     if dims is None and keepdim and n:
         dims = tuple(range(n))
@@ -489,7 +511,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) ->
 
 def dsplit(input: Tensor, indices_or_sections) -> tuple:
     """``torch.dsplit``: ``tensor_split`` along dim 2 (tensors of 3 or more dims)."""
-    from .views import tensor_split
+    from .views import split_args, tensor_split
+    split_args("dsplit", input, indices_or_sections)
     n = input._data.ndim
     if n < 3:
         raise RuntimeError("ember.dsplit requires a tensor with at least 3 dimension, but got a "
@@ -671,6 +694,22 @@ def _make_copy(name: str, view_fn, node: str):
     return f
 
 
+def narrow_copy_checked(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow`` after ``narrow_copy``'s own checks (its kernel words them differently)."""
+    from . import views as V
+    start = V.narrow_start(x, start)
+    n = x._data.ndim
+    if dim >= n:   # (a negative dim is wrapped, with the usual IndexError)
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.  (Could this error message be improved?  If so, "
+                           "please report an enhancement request to PyTorch.)")
+    size = x._data.shape[_wrap_dim(dim, n)]
+    if length < 0 and -size <= start <= size:
+        raise RuntimeError(f"start ({start % size if size else start}) + length ({length}) "
+                           f"exceeds dimension size ({size}).")
+    return V.narrow(x, dim, start, length)
+
+
 def _copy_functions() -> dict:
     from . import views as V
     from .copy import view_dtype
@@ -689,7 +728,7 @@ def _copy_functions() -> dict:
         ("diagonal_copy", V.diagonal, "DiagonalBackward0_copy"),
         ("expand_copy", lambda x, size, implicit=False: V.expand(x, size),
          "ExpandBackward0_copy"),
-        ("narrow_copy", V.narrow, "NarrowCopyBackward0"),
+        ("narrow_copy", narrow_copy_checked, "NarrowCopyBackward0"),
         ("permute_copy", V.permute, "PermuteBackward0_copy"),
         ("select_copy", V.select, "SelectBackward0_copy"),
         ("slice_copy", slice_, "SliceBackward0_copy"),
@@ -1030,9 +1069,18 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     check_factory_options(layout, pin_memory)
     size = tuple(size)
     perm = tuple(physical_layout)
-    if sorted(perm) != list(range(len(size))):
-        raise RuntimeError("Dimension out of range" if len(perm) != len(size) else
-                           "repeated dim")
+    n = len(size)
+    if len(perm) != n:
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {n} is not equal to "
+                           f"len(physical_layout) = {len(perm)}")
+    for i, p in enumerate(perm):
+        if not 0 <= p < n:
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {n - 1}, "
+                               f"but got {p} at index {i}).  NB: negative dims not currently "
+                               "supported; file an issue if you want it.")
+    if len(set(perm)) != n:
+        raise RuntimeError("Duplicate dim not allowed")
     strides = [0] * len(size)
     acc = 1
     for p in reversed(perm):

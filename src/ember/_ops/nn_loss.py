@@ -24,7 +24,7 @@ from .. import _dtype as D
 from .._meta import MetaArray
 from .._tensor import Tensor
 from ..autograd.grad_mode import STATE, no_grad
-from ._dispatch import _type_name, check_broadcast
+from ._dispatch import _type_name, broadcast_failed, check_broadcast
 from ._registry import EM, Op, apply, ns_fn
 from .activation import log_softmax
 from .creation import ones_like, tensor, zeros, zeros_like
@@ -255,7 +255,11 @@ def _elementwise_op(name: str, node: str, elem, deriv, inputs: tuple, extra: tup
 
 def _run_elementwise(op: Op, inputs, red: str, npd, *extra, out=None) -> Tensor:
     shapes = [t.shape for t in inputs if isinstance(t, Tensor)]
-    n = int(np.prod(np.broadcast_shapes(*shapes)))
+    try:
+        n = int(np.prod(np.broadcast_shapes(*shapes)))
+    except ValueError as ex:
+        broadcast_failed(ex, *shapes)
+        raise
     dts = (np.dtype(npd), np.dtype(npd if out is None else out))
     return apply(op, tuple(inputs), (red, n, dts, *extra))
 

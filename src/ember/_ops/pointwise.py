@@ -20,7 +20,7 @@ from .._tensor import Tensor
 from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, check_inplace, fused_vjp, inplace, unary
 from ._out import FOUND, with_out
-from ._parser import binary_dunder
+from ._parser import NUMBERS, binary_dunder, check_operands, invalid_combination
 from ._registry import Op, method, ns_fn
 
 __all__ = [
@@ -276,6 +276,8 @@ def sub(input, other, *, alpha=1, out=None) -> Tensor:
 
 def rsub(input, other, *, alpha=1) -> Tensor:
     """``torch.rsub``: other - alpha * input."""
+    if not isinstance(input, Tensor):
+        raise invalid_combination("rsub", (input, other), {"alpha": alpha if alpha != 1 else None})
     _check_bool_sub(other, input)
     return binary(RSUB if isinstance(other, Tensor) else RSUB_S, input, other, (alpha,))
 
@@ -703,6 +705,11 @@ def _check_int_neg_pow(base, exponent) -> None:
 
 def pow(input, exponent, *, out=None) -> Tensor:
     """``torch.pow``: tensor or scalar base and exponent."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise invalid_combination("pow", (input, exponent), {"out": out})
+    if type(exponent) not in NUMBERS and not isinstance(exponent, Tensor) or \
+            type(input) not in NUMBERS and not isinstance(input, Tensor):
+        check_operands("pow", (input, exponent), {"out": out})
     if out is not None:
         return with_out(pow, out, (input, exponent), overlap=True)
     if not isinstance(input, Tensor):
@@ -724,6 +731,11 @@ def _pow_(self, exponent):
 
 def float_power(input, exponent, *, out=None) -> Tensor:
     """``torch.float_power``: pow in double (complex double) precision."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise invalid_combination("float_power", (input, exponent), {"out": out})
+    if type(exponent) not in NUMBERS and not isinstance(exponent, Tensor) or \
+            type(input) not in NUMBERS and not isinstance(input, Tensor):
+        check_operands("float_power", (input, exponent), {"out": out})
     if out is not None:
         return with_out(float_power, out, (input, exponent), overlap=True, name="pow", dtype=(
             "the output given to float_power has dtype {o} but the operation's result "

@@ -31,7 +31,14 @@ from ._dispatch import (
     to_operand,
 )
 from ._out import FOUND, with_out
-from ._parser import binary_dunder, must_be, tensor_args
+from ._parser import (
+    NUMBERS,
+    binary_dunder,
+    check_operands,
+    invalid_combination,
+    must_be,
+    tensor_args,
+)
 from ._registry import Op, method, ns_fn, wrap_one, wrap_outputs
 from ._uint import check as uint_check
 from .pointwise import _not_impl, _type_name, _zero_grad
@@ -329,6 +336,11 @@ def _check_real(name, *xs) -> None:
 
 def remainder(input, other, *, out=None) -> Tensor:
     """``torch.remainder``: Python's modulus (sign of the divisor)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise invalid_combination("remainder", (input, other), {"out": out})
+    if type(other) not in NUMBERS and not isinstance(other, Tensor) or \
+            type(input) not in NUMBERS and not isinstance(input, Tensor):
+        check_operands("remainder", (input, other), {"out": out})
     if out is not None:
         return with_out(remainder, out, (input, other), overlap=True)
     _check_real("remainder_cpu", input, other)
@@ -339,6 +351,10 @@ def remainder(input, other, *, out=None) -> Tensor:
 
 def fmod(input, other, *, out=None) -> Tensor:
     """``torch.fmod``: C's fmod (sign of the dividend)."""
+    if not isinstance(input, Tensor):
+        raise invalid_combination("fmod", (input, other), {"out": out})
+    if type(other) not in NUMBERS and not isinstance(other, Tensor):
+        check_operands("fmod", (input, other), {"out": out})
     if out is not None:
         return with_out(fmod, out, (input, other), overlap=True)
     _check_real("fmod_cpu", input, other)
@@ -575,6 +591,10 @@ clip = clamp
 
 def _bound_op(op_s, op_t, name):
     def f(input: Tensor, bound, *, out=None) -> Tensor:
+        if not isinstance(input, Tensor):
+            raise invalid_combination(name, (input, bound), {"out": out})
+        if type(bound) not in NUMBERS and not isinstance(bound, Tensor):
+            check_operands(name, (input, bound), {"out": out})
         if out is not None:
             return with_out(f, out, (input, bound), overlap=True,
                             dtype="cast" if isinstance(bound, Tensor) else FOUND)
@@ -865,6 +885,8 @@ def _cmp_ops(name, ufunc):
 
     def f(input, other, *, out=None) -> Tensor:
         if out is not None:
+            if not isinstance(input, Tensor):
+                raise invalid_combination(name, (input, other), {"out": out})
             return with_out(f, out, (input, other), overlap=True, differentiable=False)
         t = type(other)
         if (t is float or t is int) and type(input) is Tensor:
@@ -878,8 +900,10 @@ def _cmp_ops(name, ufunc):
                     r = _layout(r, (input, other))
                 return _nodiff(r)
         if not isinstance(input, Tensor):
-            input = to_operand(input)
+            raise invalid_combination(name, (input, other))
         if not isinstance(other, Tensor):
+            if type(other) not in NUMBERS:
+                check_operands(name, (input, other))
             other = to_operand(other)
         da, db, npt = promoted(input, other)
         uint_check(name, npt)
@@ -920,6 +944,8 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """``torch.isclose``: |input - other| <= atol + rtol * |other| (same dtypes only)."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(isclose, input=input, other=other)
     _same_dtype(input, other)
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
@@ -993,7 +1019,9 @@ isfinite = _isx("isfinite", np.isfinite, True)
 # ---- logical and bitwise ops -------------------------------------------------------------
 
 def _logical(name, ufunc):
-    def f(input: Tensor, other, *, out=None) -> Tensor:
+    def f(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            tensor_args(f, input=input, other=other)
         if out is not None:
             return with_out(f, out, (input, other), overlap=True, differentiable=False)
         a = input._data
@@ -1034,6 +1062,11 @@ def _bitwise(name, ufunc):
                 raise _not_impl(f"{name}_cpu", D.result_type_of((a, b)))
 
     def f(input, other, *, out=None) -> Tensor:
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise invalid_combination(name, (input, other), {"out": out})
+        if type(other) not in NUMBERS and not isinstance(other, Tensor) or \
+                type(input) not in NUMBERS and not isinstance(input, Tensor):
+            check_operands(name, (input, other), {"out": out})
         if out is not None:
             return with_out(f, out, (input, other), overlap=True, differentiable=False)
         input, other = to_operand(input), to_operand(other)

@@ -831,15 +831,24 @@ def _bernoulli_np(rng, p: np.ndarray, npdt) -> np.ndarray:
     return (rng.random(p.shape) < p).astype(npdt)
 
 
-def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None) -> Tensor:
+def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None,
+              out=None) -> Tensor:
     """``torch.bernoulli(input)`` draws 1 with probability ``input`` (BernoulliBackward0, zero
     gradient); ``torch.bernoulli(input, p)`` fills ``input``'s shape and dtype with
-    Bernoulli(``p``) draws (not differentiable: its node raises, as PyTorch's)."""
+    Bernoulli(``p``) draws (not differentiable: its node raises, as PyTorch's). ``out``
+    (``bernoulli(input)`` only) is resized to ``input``'s shape and takes the draws in its own
+    dtype, as PyTorch's ``out.resize_(...).bernoulli_(input)``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     args = (input,) + ((p,) if p is not None else ())
+    if out is not None and p is not None:
+        raise _bad_call("bernoulli", args, {"out": out})
     g = _check_gen("bernoulli", generator, args, {})
+    if out is not None:
+        from ._out import with_out
+        return with_out(bernoulli, out, (input,), {"generator": g}, dtype=_any_dtype,
+                        warn=False, overlap="partial")
     d = input._data
     if p is None:
         if input.is_complex():
@@ -864,6 +873,10 @@ def bernoulli(input: Tensor, p=None, *, generator: Generator | None = None) -> T
     return wrap_outputs(BERNOULLI_P, (input,), (), out)
 
 
+def _any_dtype(result_dtype, out_dtype) -> None:
+    """(0/1 draws go into an ``out`` of any dtype)"""
+
+
 def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     """``torch.poisson``: Poisson(rate) draws of ``input``'s floating dtype (PoissonBackward0,
     zero gradient)."""
@@ -886,7 +899,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
-                generator: Generator | None = None) -> Tensor:
+                generator: Generator | None = None, out=None) -> Tensor:
     """``torch.multinomial``: category indices drawn from the rows of ``input`` (1-d or 2-d,
     non-negative weights). Without replacement PyTorch's exponential race (the ``k`` largest
     ``p / Exp(1)``), with replacement inverse-CDF sampling; PyTorch's checks and messages."""
@@ -897,6 +910,13 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     if not input.is_floating_point():
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_type_name(input.dtype)}")
+    if out is not None:
+        from ._out import with_out
+        if isinstance(out, Tensor) and out.dtype is not D.int64:
+            raise RuntimeError(f"multinomial expects Long tensor out, got: "
+                               f"{_type_name(out.dtype)}")
+        return with_out(multinomial, out, (input, n, replacement), {"generator": g},
+                        differentiable=False, warn=False)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     k = input.shape[-1]
@@ -934,7 +954,7 @@ def multinomial_np(rng: np.random.Generator, p: np.ndarray, n: int,
         row = p[r]
         neg = np.flatnonzero(~(row >= 0))
         inf = np.flatnonzero(np.isinf(row))
-        if neg.size and (not inf.size or neg[0] < inf[0]):
+        if neg.size and (not inf.size or neg[0] <= inf[0]):   # (-inf fails `v >= 0` first)
             raise RuntimeError("invalid multinomial distribution (encountering probability "
                                "entry < 0)")
         if inf.size:

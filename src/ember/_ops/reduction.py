@@ -804,9 +804,18 @@ def _ops_namespace():
     return _ops
 
 
+def _bad_minmax(name, input, dim, keepdim, other, out) -> TypeError:
+    """PyTorch's parser error for max/min of a non-tensor (the arguments a caller gave)."""
+    from ._parser import invalid_combination
+    args = (input,) + ((dim,) if dim is not None else ()) + ((keepdim,) if keepdim else ())
+    return invalid_combination(name, args, {"other": other, "out": out})
+
+
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     """``torch.max``: the maximum (no dim), ``(values, indices)`` over ``dim``, or the
     elementwise ``maximum`` of two tensors."""
+    if not isinstance(input, Tensor):
+        raise _bad_minmax("max", input, dim, keepdim, other, out)
     if out is not None:
         binary = isinstance(dim, Tensor) or isinstance(other, Tensor)
         return with_out(max, out, (input, dim, keepdim), {"other": other},
@@ -816,6 +825,8 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
 
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     """``torch.min``: like ``max``."""
+    if not isinstance(input, Tensor):
+        raise _bad_minmax("min", input, dim, keepdim, other, out)
     if out is not None:
         binary = isinstance(dim, Tensor) or isinstance(other, Tensor)
         return with_out(min, out, (input, dim, keepdim), {"other": other},

@@ -327,7 +327,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out
     """``torch.kthvalue``: the k-th smallest element along ``dim`` (1-based)."""
     if out is not None:
         return with_out(kthvalue, out, (input, k, dim, keepdim), dtype=_KTH_OUT,
-                        reduced_dim=None if keepdim else dim)
+                        reduced_dim=None if keepdim else dim, overlap="full", inputs=(input,))
     x = input._data
     d = _dim(input, dim)
     if x.ndim and x.shape[d]:

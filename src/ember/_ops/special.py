@@ -19,6 +19,7 @@ from ..autograd.grad_mode import STATE
 from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, inplace, to_operand, unary
 from ._out import FOUND, with_out
+from ._parser import invalid_combination
 from ._registry import NP, Op, method, ns_fn
 from .pointwise import _cos_np, _is_cplx, _not_impl, _real_only, _unary, _zero_grad, arcsinh
 from .pointwise_more import _NOT_IMPL, _nodiff, _not_implemented
@@ -603,11 +604,7 @@ COPYSIGN_S = Op("copysign_s", np.copysign, _copysign_vjp, _copysign_jvp, saves=(
 
 def _copysign_args(input, other):
     if not isinstance(input, Tensor):
-        raise TypeError(
-            f"copysign() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)\n")
+        raise invalid_combination("copysign", (input, other))
     other = to_operand(other)
     rt = D.result_type_of((input, other))
     if rt.is_complex:
@@ -709,12 +706,7 @@ XLOGY_S2 = Op("xlogy_s2", _xlogy_np, _xlogy_s2_vjp, saves=(0, 1), elementwise=Tr
 
 def _xlogy_op(input, other):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(
-            f"xlogy() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Number self, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)\n")
+        raise invalid_combination("xlogy", (input, other))
     input, other = to_operand(input), to_operand(other)
     rt = D.result_type_of((input, other))
     if rt.is_complex:

@@ -21,6 +21,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import special_kernels as _k
 from ._dispatch import binary, inplace, promoted, to_operand, unary
+from ._parser import invalid_combination, tensor_args
 from ._registry import Op, method, ns_fn
 from .pointwise import _not_impl, sigmoid
 from .pointwise_more import _nodiff
@@ -103,8 +104,7 @@ def _nd_binary(name: str, fwd):
 
     def f(input, n) -> Tensor:
         if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            f"({type(input).__name__}, {type(n).__name__})")
+            raise invalid_combination(f"special_{name}", (input, n))
         input, n = to_operand(input), to_operand(n)
         rt = D.result_type_of((input, n))
         if rt.is_complex or rt in (D.float16, D.bfloat16):
@@ -271,12 +271,7 @@ ns_fn("special_xlog1py", _xlog1py_np, lambda x, y: xlog1py(x, y))
 def _two(name: str, input, other, ops, real_kernel: str, half: bool = True):
     """Pick the tensor-tensor or scalar op (PyTorch's .self_scalar / .other_scalar)."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise TypeError(
-            f"{name}() received an invalid combination of arguments - got "
-            f"({type(input).__name__}, {type(other).__name__}), but expected one of:\n"
-            " * (Tensor input, Tensor other, *, Tensor out = None)\n"
-            " * (Number self, Tensor other, *, Tensor out = None)\n"
-            " * (Tensor input, Number other, *, Tensor out = None)\n")
+        raise invalid_combination(name, (input, other))
     input, other = to_operand(input), to_operand(other)
     rt = D.result_type_of((input, other))
     if rt.is_complex or not half and rt in (D.float16, D.bfloat16):
@@ -506,7 +501,8 @@ def _ldexp_check(name, input, other, pos):
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``torch.ldexp``: input * 2**other (integers become the default float)."""
-    _ldexp_check("ldexp", input, other, 2)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(ldexp, input=input, other=other)
     return binary(LDEXP, input, other, int_to_float=True)
 
 
@@ -534,6 +530,8 @@ def _nextafter_check(name, input, other, pos):
 
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """``torch.nextafter``: the next representable value after input towards other."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        tensor_args(nextafter, input=input, other=other)
     _nextafter_check("nextafter", input, other, 2)
     return binary(NEXTAFTER, input, other)
 

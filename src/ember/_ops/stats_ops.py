@@ -18,7 +18,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from ._dispatch import _type_name
 from ._registry import Op, apply, method
-from .reduction import _structseq, return_types
+from .reduction import _structseq, dims_arg, return_types
 
 __all__ = [
     "corrcoef",
@@ -211,10 +211,16 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
                 f"length {len(sp)} and a dim argument of length {len(dims)}.")
     else:
         sp = [spacing] * len(dims)
+    if dim is not None:
+        dims_arg(dims, nd)   # (a repeated dim is refused)
     for d in dims:
         if input._data.shape[_wrap_dim(d, nd)] < edge_order + 1:
             raise RuntimeError("ember.gradient expected each dimension size to be at least "
                                "edge_order+1")
+    for s in sp:
+        if isinstance(s, Tensor) and s.device != input.device:
+            raise RuntimeError(f"ember.gradient expected each tensor to be on the same device, "
+                               f"but got devices {input.device} and {s.device}!")
     out = []
     for d, s in zip(dims, sp):
         d = _wrap_dim(d, nd)
@@ -603,10 +609,23 @@ def histogramdd(input: Tensor, bins=10, *, range=None, weight: Tensor | None = N
     npd = d.dtype
     w = None if weight is None else weight._data.reshape(-1)
     if isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], Tensor):
+        if len(bins) != n:
+            raise RuntimeError(f"ember.histogramdd: expected {n} sequences of bin edges for a "
+                               f"{n}-dimensional histogram but got {len(bins)}")
         edges = [b._data.astype(np.float64) for b in bins]
     else:
         counts = [int(bins)] * n if isinstance(bins, numbers.Integral) else [int(b)
                                                                               for b in bins]
+        if len(counts) != n:
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                               "dimension of the input.")
+        if range is not None and len(range) != 2 * n:
+            raise RuntimeError(f"ember.histogramdd: for a {n}-dimensional histogram range "
+                               f"should have {2 * n} elements, but got {len(range)}")
+        for k, c in enumerate(counts):
+            if c <= 0:
+                raise RuntimeError(f"ember.histogram(): bins must be > 0, but got {c} for "
+                                   f"dimension {k}")
         edges = []
         for k in builtins.range(n):
             if range is not None:

@@ -378,11 +378,12 @@ def movedim(input: Tensor, source, destination) -> Tensor:
         raise RuntimeError(
             f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
             f"the same number of dims as destination ({dst} dims)")
+    given = src, dst
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
-    for name, dims in (("source", src), ("destination", dst)):
+    for name, dims, shown in (("source", src, given[0]), ("destination", dst, given[1])):
         if len(set(dims)) != len(dims):
-            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({shown})")
     if n == 0:
         return apply(ALIAS, (input,), ((), ()))
     order = [i for i in range(n) if i not in src]
@@ -596,6 +597,10 @@ def sum_to_size(self: Tensor, *args, size=_ABSENT) -> Tensor:
         return self.sum()
     if self._data.shape == size:
         return self
+    shape = self._data.shape
+    if len(size) > len(shape) or any(
+            s != n and s != 1 for s, n in zip(size[::-1], shape[::-1])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     return apply(SUM_TO, (self,), (size, self._data.shape))
 
 
@@ -690,12 +695,22 @@ def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
     return apply(SLICE, (input,), (shape, key))
 
 
+def narrow_start(input: Tensor, start):
+    """narrow's checks of ``input`` and ``start`` (an int or a 0-dim integer tensor)."""
+    if not input._data.ndim:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor):
+        if start.dim() or start._data.dtype.kind not in "iu":   # (bool is not integral here)
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = int(start)
+    return start
+
+
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``torch.narrow``."""
+    start = narrow_start(input, start)
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape))
-    if isinstance(start, Tensor):
-        start = int(start)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     if not -shape[d] <= start <= shape[d]:
@@ -1041,11 +1056,21 @@ def _xsplit(name: str, input: Tensor, sections, min_dims: int, dim: int) -> tupl
     return tensor_split(input, sections, dim)
 
 
+def split_args(name: str, input, sections) -> None:
+    """PyTorch's parser error for h/v/dsplit's overloads (a tensor and an int or a sequence)."""
+    if not (isinstance(input, Tensor) and isinstance(
+            sections, (numbers.Integral, Tensor, tuple, list))):
+        from ._parser import invalid_combination
+        raise invalid_combination(name, (input, sections))
+
+
 def hsplit(input: Tensor, sections) -> tuple:
+    split_args("hsplit", input, sections)
     return _xsplit("hsplit", input, sections, 1, 1 if input._data.ndim > 1 else 0)
 
 
 def vsplit(input: Tensor, sections) -> tuple:
+    split_args("vsplit", input, sections)
     return _xsplit("vsplit", input, sections, 2, 0)
 
 
@@ -1060,6 +1085,8 @@ def _unbind_vjp(ns, grads, need, dim, n, in_shape):
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     """``torch.unbind``: the slices along ``dim``, as views."""
     shape = input._data.shape
+    if not shape and dim in (0, -1):
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, len(shape))
     n = shape[d]
     if n == 0:
