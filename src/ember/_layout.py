@@ -222,13 +222,13 @@ def zero_strided_empty(shape, dtype) -> np.ndarray:
 def keep_zero_strides(a: np.ndarray) -> np.ndarray:
     """``a`` (an empty array with all-zero strides, as PyTorch's ``set_`` / ``as_strided``
     asked for them) with its memory registered, so ``stride()`` reports those zeros."""
-    root = _owner(a)
+    root = owner(a)
     _ZERO_ROOTS[id(root)] = root
     return a
 
 
-def _owner(a: np.ndarray) -> np.ndarray:
-    # the array owning a's memory, through NumPy views and as_strided's wrappers
+def owner(a: np.ndarray) -> np.ndarray:
+    """The array owning ``a``'s memory, through NumPy views and as_strided's wrappers."""
     while True:
         b = a.base
         if isinstance(b, np.ndarray):
@@ -242,7 +242,7 @@ def _owner(a: np.ndarray) -> np.ndarray:
 def zero_strided(a) -> bool:
     """Whether ``a`` (an empty array with all-zero strides) views a ``zero_strided_empty``
     buffer, directly or through NumPy views and ``as_strided``'s wrappers."""
-    root = _owner(a)
+    root = owner(a)
     return _ZERO_ROOTS.get(id(root)) is root
 
 

@@ -823,16 +823,7 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
-def _root(a: np.ndarray) -> np.ndarray:
-    """The array owning ``a``'s memory (through as_strided's wrapper objects too)."""
-    while True:
-        b = a.base
-        if isinstance(b, np.ndarray):
-            a = b
-        elif b is not None and isinstance(getattr(b, "base", None), np.ndarray):
-            a = b.base
-        else:
-            return a
+_root = _L.owner   # the array owning an array's memory
 
 
 def _address(a: np.ndarray) -> int:
