@@ -108,52 +108,26 @@ def _check_p(p: float) -> None:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.dropout``: ``input`` itself unless training with ``p > 0``; ``MulBackward0``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, False, False, False)
+def _aten_dropout(name: str, inplace: bool, feature: bool, alpha: bool):
+    """``torch.<name>(input, p, train)``: ``input`` itself unless training with ``p > 0``;
+    ``feature`` drops whole ``input[n, c]`` slices (any rank >= 2), ``alpha`` keeps the mean and
+    variance of a SELU activation."""
+    def f(input: Tensor, p: float, train: bool) -> Tensor:
+        _check_p(p)
+        return _act._dropout_impl(input, p, train, inplace, feature, alpha)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"``torch.{name}``."
+    return f
 
 
-def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.dropout_``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, True, False, False)
-
-
-def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.feature_dropout``: whole ``input[n, c]`` slices dropped (any rank >= 2)."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, False, True, False)
-
-
-def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.feature_dropout_``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, True, True, False)
-
-
-def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.alpha_dropout``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, False, False, True)
-
-
-def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.alpha_dropout_``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, True, False, True)
-
-
-def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.feature_alpha_dropout``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, False, True, True)
-
-
-def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    """``torch.feature_alpha_dropout_``."""
-    _check_p(p)
-    return _act._dropout_impl(input, p, train, True, True, True)
+dropout = _aten_dropout("dropout", False, False, False)
+dropout_ = _aten_dropout("dropout_", True, False, False)
+feature_dropout = _aten_dropout("feature_dropout", False, True, False)
+feature_dropout_ = _aten_dropout("feature_dropout_", True, True, False)
+alpha_dropout = _aten_dropout("alpha_dropout", False, False, True)
+alpha_dropout_ = _aten_dropout("alpha_dropout_", True, False, True)
+feature_alpha_dropout = _aten_dropout("feature_alpha_dropout", False, True, True)
+feature_alpha_dropout_ = _aten_dropout("feature_alpha_dropout_", True, True, True)
 
 
 def _nd_fwd(x, mask, fwd_scale, bwd_scale):
