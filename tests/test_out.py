@@ -553,3 +553,17 @@ def test_mean_out_messages():
             with pytest.raises(RuntimeError) as e:
                 L.mean(L.ones(3), out=L.empty((), dtype=L.int64), **dim_kw)
             assert str(e.value) == want
+
+
+@pytest.mark.parametrize("args", ["tensor-number", "number-tensor"])
+def test_where_out_takes_only_tensors(args):
+    """Only where's overload of two tensors takes out=: a number operand is PyTorch's TypeError
+    (ember used to accept it)."""
+    got = []
+    for L in (ember, torch):
+        x = L.ones(2, 3)
+        a, b = (x, 0.) if args == "tensor-number" else (1., x)
+        with pytest.raises(TypeError) as e:
+            L.where(x > 0, a, b, out=L.empty(2, 3))
+        got.append(str(e.value).replace("torch", "ember"))
+    assert got[0] == got[1]

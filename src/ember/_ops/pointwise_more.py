@@ -683,6 +683,9 @@ def where(condition: Tensor, input=None, other=None, *, out=None):
                     r = _layout(r, (condition, input, other))
                 return wrap_outputs(WHERE, (condition, input, other), (), r)
     if out is not None:
+        if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+            # (only the overload of two tensors takes out=)
+            tensor_args(where, input=input, other=other)
         return with_out(where, out, (condition, input, other), overlap=True, dtype=_WHERE_OUT)
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)
