@@ -664,3 +664,27 @@ def test_einsum_two_operands(case, dt):
     gt, ge = _pair(rs.randn(*rt.shape).astype(np.float32), dt)
     for p, q in zip(torch.autograd.grad(rt, (ta, tb), gt), ember.autograd.grad(re, (ea, eb), ge)):
         assert_same(p, q, 0, eq + " grad")
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize(("shape", "dim", "transposed"), [
+    ((4, 100), 1, False), ((100, 4), 0, False), ((3, 200), None, False), ((2, 3, 70), 2, False),
+    ((200, 3), None, True), ((5, 130), 1, False), ((300, 120), 1, False), ((40000,), None, False),
+    ((65, 1001), None, False)])
+def test_prod_reduction_order(dt, shape, dim, transposed):
+    """A half-type prod bit for bit: PyTorch's vectorised inner reduction (4 x 16-lane
+    accumulators over 64-element blocks) over contiguous runs, memory order for a full
+    reduction, and its two-pass split between two threads from 32768 elements on."""
+    rs = np.random.RandomState(sum(shape))
+    a = (1 + rs.uniform(-0.002, 0.002, shape)).astype(np.float32)
+    n = torch.get_num_threads()
+    torch.set_num_threads(ember.get_num_threads())
+    try:
+        res = []
+        for L in (ember, torch):
+            t = L.tensor(a).to(getattr(L, dt))
+            t = t.t() if transposed else t
+            res.append((t.prod() if dim is None else t.prod(dim)).float().tolist())
+    finally:
+        torch.set_num_threads(n)
+    assert res[0] == res[1]

@@ -520,22 +520,64 @@ def _prod_fwd(x, dims, keepdim, npd):
     return np.prod(x, axis=dims, keepdims=keepdim, dtype=npd)
 
 
+# PyTorch's reduction128: an inner (contiguous) reduction runs 4 accumulators of 16 lanes (its
+# 256-bit build's Vectorized<Half>) over blocks of 64 elements; a full reduction of at least
+# _GRAIN elements is split between the intra-op threads (two-pass: one partial per thread)
+_LANES, _GRAIN = 16, 32768
+
+
 def _half_prod(x, dims, keepdim):
-    """PyTorch's CPU prod of a half type: one product after another along the reduced elements,
-    each rounded to the half type (its accumulator is the half type; NumPy's accumulates in
-    float32)."""
+    """PyTorch's CPU prod of a half type, every product rounded to the half type (its
+    accumulator is the half type; NumPy's accumulates in float32): over a contiguous run of the
+    reduced elements, as its vectorised inner reduction; otherwise one product after
+    another."""
     red = tuple(range(x.ndim)) if dims is None else tuple(d % x.ndim for d in dims)
     keep = [d for d in range(x.ndim) if d not in red]
     kshape = tuple(x.shape[d] for d in keep)
     n = math.prod(x.shape[d] for d in red)
-    y = np.transpose(x, keep + list(red)).reshape(kshape + (n,)).astype(np.float32)
-    acc = np.ones(kshape, np.float32)
-    for j in range(n):
-        acc = (acc * y[..., j]).astype(x.dtype).astype(np.float32)
+
+    def rnd(v):
+        return v.astype(x.dtype).astype(np.float32)
+
+    if not keep and _L.dense_np(x):
+        y = np.ravel(x, order="K").astype(np.float32)   # TensorIterator's memory order
+        from .._threads import get_num_threads
+        parts = builtins.min(get_num_threads(), -(-n // _GRAIN)) if n >= _GRAIN else 1
+        step = -(-n // parts)
+        acc = np.float32(1)
+        for k, a in enumerate(range(0, n, step)):
+            b = _half_prod_run(y[a:a + step], True, rnd)
+            acc = b if k == 0 else rnd(acc * b)
+    else:
+        y = np.transpose(x, keep + list(red)).reshape(kshape + (n,)).astype(np.float32)
+        inner = x.flags.c_contiguous and red == tuple(range(len(keep), x.ndim))
+        acc = _half_prod_run(y, inner, rnd)
     out = acc.astype(x.dtype)
     if keepdim:
         out = out.reshape(tuple(1 if d in red else m for d, m in enumerate(x.shape)))
     return out
+
+
+def _half_prod_run(y, inner: bool, rnd):
+    """Products along ``y``'s last axis (float32 values of halves), each rounded by ``rnd``;
+    ``inner``: as PyTorch's vectorised inner reduction (``_LANES`` lanes x 4 accumulators over
+    64-element blocks, combined pairwise, then the lanes and the tail one after another)."""
+    n = y.shape[-1]
+    blk = 4 * _LANES
+    count = n // blk if inner else 0
+    acc = np.ones(y.shape[:-1], np.float32)
+    if count:
+        shape = y.shape[:-1] + (4, _LANES)
+        v = y[..., :blk].reshape(shape)
+        for i in range(1, count):
+            v = rnd(v * y[..., i * blk:(i + 1) * blk].reshape(shape))
+        v = rnd(rnd(v[..., 0, :] * v[..., 1, :]) * rnd(v[..., 2, :] * v[..., 3, :]))
+        acc = v[..., 0]
+        for j in range(1, _LANES):
+            acc = rnd(acc * v[..., j])
+    for j in range(count * blk, n):
+        acc = rnd(acc * y[..., j])
+    return acc
 
 
 def _prod_masks(x, dims):
