@@ -854,3 +854,371 @@ def test_empty_view_made_in_inference_mode_finds_its_tangent(key):
             r = fw.unpack_dual(v).tangent
             return None if r is None else tuple(r.shape)
     assert run(ember) == run(torch)
+
+
+# ---- the nn.functional family (issue 8)
+
+
+def _near(a, b) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_near(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return bool(np.isclose(a, b, rtol=1e-12, atol=1e-12))
+    return a == b
+
+
+def near(fn):
+    """``same`` up to float rounding."""
+    a, b = _outcome(fn, torch), _outcome(fn, ember)
+    assert _near(a, b), (a, b)
+
+_BIASES = {"strided": lambda M: M.tensor([0.3, 9.0, -1.2, 9.0, 0.7, 9.0], dtype=M.float64)[::2],
+           "expanded": lambda M: M.tensor([0.4], dtype=M.float64).expand(3),
+           "contiguous": lambda M: M.tensor([0.3, -1.2, 0.7], dtype=M.float64)}
+
+
+@pytest.mark.parametrize("bias", sorted(_BIASES))
+@pytest.mark.parametrize("shape", [(3,), (2, 2, 3), (2, 1, 2, 3)])
+def test_linear_with_a_strided_bias_adds_after_the_matmul(bias, shape):
+    # nn seed 8: at::linear fuses an N-D contiguous input's bias into addmm (ViewBackward0)
+    # only when the bias is contiguous too; a strided or expanded one is added after the
+    # matmul (AddBackward0)
+    def fn(M):
+        x = M.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape), dtype=M.float64)
+        w = M.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3]], dtype=M.float64,
+                     requires_grad=True)
+        r = M.nn.functional.linear(x, w, _BIASES[bias](M))
+        return r.grad_fn.name(), tuple(r.shape)
+    same(fn)
+
+
+@pytest.mark.parametrize("idx", [[0, 1], [], [2, 2]])
+def test_embedding_max_norm_always_bumps_the_version(idx):
+    # nn seed 17: embedding_renorm_ is an in-place op: the weight's version moves (and a view
+    # of it regenerates its history) even when no row exceeds max_norm
+    def fn(M):
+        w0 = M.tensor(np.arange(12.0).reshape(4, 3) / 30, dtype=M.float64, requires_grad=True)
+        w = w0 * 1
+        v = w[1:]
+        M.nn.functional.embedding(M.tensor(idx, dtype=M.int64), w, max_norm=10.0)
+        return w._version, v._version, v.grad_fn.name()
+    same(fn)
+
+
+def test_embedding_max_norm_renorms_an_expanded_weight_row_by_row():
+    # nn seed 17: rows that share memory (an expanded weight) are renormed one after the other
+    # (ember's vectorised write into the read-only expand raised a NumPy ValueError)
+    def fn(M):
+        w0 = M.tensor(np.arange(12.0).reshape(4, 3) / 3, dtype=M.float64)
+        e = w0[:1].expand(3, 3)
+        out = M.nn.functional.embedding(M.tensor([[0, 1], [2, 0]]), e, max_norm=0.5)
+        return out, w0, e._version
+    near(fn)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_bce_with_logits_tangent_of_a_dual_pos_weight_alone(reduction):
+    # nn seed 44: pos_weight and weight are not differentiable; with only them dual the result
+    # has no tangent (ember's JVP summed a None tangent for a reduced loss and crashed)
+    def fn(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            pw = fw.make_dual(M.tensor([0.7], dtype=M.float64), M.tensor([1.3], dtype=M.float64))
+            r = M.nn.functional.binary_cross_entropy_with_logits(
+                M.tensor([-1.1, 1.4, 0.4], dtype=M.float64),
+                M.tensor([0.7, 0.4, 0.0], dtype=M.float64), pos_weight=pw, reduction=reduction)
+            return r, fw.unpack_dual(r).tangent
+    near(fn)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("dual", ["input", "weight", "none"])
+@pytest.mark.parametrize("stat", ["mean", "var"])
+def test_batch_norm_eval_refuses_dual_running_stats(training, dual, stat):
+    # nn seed 289: in evaluation mode batch_norm's JVP (run when input, weight or bias has a
+    # tangent) refuses running statistics with a tangent; in training they are not used
+    def fn(M):
+        fw = M.autograd.forward_ad
+        one = M.ones(3, dtype=M.float64)
+        with fw.dual_level():
+            x = M.tensor([[0.9, -0.1, 0.3], [0.2, 0.5, -0.7]], dtype=M.float64)
+            w = one.clone()
+            if dual == "input":
+                x = fw.make_dual(x, M.ones_like(x))
+            elif dual == "weight":
+                w = fw.make_dual(w, one)
+            rm, rv = M.zeros(3, dtype=M.float64), one.clone()
+            if stat == "mean":
+                rm = fw.make_dual(rm, one)
+            else:
+                rv = fw.make_dual(rv, one)
+            r = M.nn.functional.batch_norm(x, rm, rv, w, training=training)
+            return r, fw.unpack_dual(r).tangent, rm
+    near(fn)
+
+
+_CONV_NC = {"conv1d_input": ("conv1d", True, False), "conv1d_grad": ("conv1d", False, True),
+            "conv_transpose1d_grad": ("conv_transpose1d", False, True),
+            "conv_transpose1d_input": ("conv_transpose1d", True, False),
+            "conv2d_both": ("conv2d", True, True)}
+
+
+@pytest.mark.parametrize("case", sorted(_CONV_NC))
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_with_a_non_contiguous_input_or_gradient(case, bias):
+    # nn seed 435: buffers made with np.empty_like(x, shape=...) of x's rank copied a permuted
+    # input's layout, and the row-major strided views over them read the wrong elements
+    # (conv1d's values, conv_transpose1d's input gradient)
+    fn_name, perm_x, perm_g = _CONV_NC[case]
+    d = 2 if fn_name.endswith("2d") else 1
+
+    def fn(M):
+        shape = (2, 2) + (5,) * d
+        xa = np.linspace(-1, 1, int(np.prod(shape))).reshape(shape)
+        x = M.tensor(xa.T.copy() if perm_x else xa, dtype=M.float64, requires_grad=True)
+        xx = x.permute(*range(d + 1, -1, -1)) if perm_x else x
+        w = M.tensor(np.linspace(-1, 0.5, 3 * 2 * 2 ** d).reshape((2, 3) + (2,) * d)[:, :2]
+                     if fn_name.startswith("conv_t") else
+                     np.linspace(-1, 0.5, 3 * 2 * 2 ** d).reshape((3, 2) + (2,) * d),
+                     dtype=M.float64, requires_grad=True)
+        b = M.tensor([0.5, -0.25, 1.0][:w.shape[1] if fn_name.startswith("conv_t") else 3],
+                     dtype=M.float64) if bias else None
+        y = getattr(M.nn.functional, fn_name)(xx, w, b)
+        ga = np.cos(np.arange(y.numel())).reshape(tuple(y.shape)[::-1])
+        g = M.tensor(ga, dtype=M.float64).permute(*range(y.dim() - 1, -1, -1)) if perm_g else \
+            M.tensor(ga.T.copy(), dtype=M.float64)
+        y.backward(g)
+        return y, x.grad, w.grad
+    near(fn)
+
+
+@pytest.mark.parametrize("pool", ["max_pool2d", "max_pool1d", "adaptive_max_pool2d"])
+def test_max_pool_gradient_arriving_transposed(pool):
+    # nn fuzzing: the gradient's scatter wrote into a reshape of a zeros array that copied a
+    # transposed gradient's layout, i.e. into a copy: the input's gradient was all zeros
+    def fn(M):
+        xa = np.random.default_rng(1).permutation(120).reshape(2, 3, 4, 5) / 10.0
+        x = M.tensor(xa, dtype=M.float64, requires_grad=True)
+        F = M.nn.functional
+        y = F.max_pool1d(x.reshape(2, 12, 5), 2) if pool == "max_pool1d" else \
+            F.adaptive_max_pool2d(x, (2, 3)) if pool.startswith("adaptive") else F.max_pool2d(x, 2)
+        yt = y.transpose(0, -1)
+        (yt * M.tensor(np.linspace(-1, 1, yt.numel()).reshape(tuple(yt.shape)),
+                       dtype=M.float64)).sum().backward()
+        return y, x.grad
+    near(fn)
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("which", ["mean", "var"])
+def test_batch_norm_saves_its_running_statistics(training, which):
+    # nn seed 401: PyTorch's batch_norm node saves the running statistics in both modes, so
+    # changing one in place before backward is the version error (ember read them at forward
+    # time and did not save them)
+    def fn(M):
+        x = M.tensor([[0.8, 1.3, 0.4], [0.1, -0.5, 0.9]], dtype=M.float64, requires_grad=True)
+        rm = M.tensor([0.7, 0.9, 0.4], dtype=M.float64)
+        rv = M.tensor([1.7, 1.5, 1.2], dtype=M.float64)
+        y = M.nn.functional.batch_norm(x, rm, rv, training=training)
+        with M.no_grad():
+            (rm if which == "mean" else rv).add_(1)
+        y.sum().backward()
+        return x.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("fn_name,shape", [("dropout1d", (2, 3)), ("dropout3d", (2, 3, 1, 2))])
+@pytest.mark.parametrize("p,training", [(0.5, False), (0.0, True), (1.0, True)])
+def test_channel_dropout_in_place_on_an_unbatched_input(fn_name, shape, p, training):
+    # nn seed 1303: in place, PyTorch unsqueezes and squeezes the unbatched input itself (two
+    # version bumps, node SqueezeBackward4)
+    def fn(M):
+        x0 = M.ones(*shape, dtype=M.float64, requires_grad=True)
+        x = x0 * 1
+        r = getattr(M.nn.functional, fn_name)(x, p=p, training=training, inplace=True)
+        r.sum().backward()
+        return r is x, tuple(r.shape), r.grad_fn.name(), x._version, r.detach(), x0.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("pad", [(0, 0), (0, 0, 0, 0), (1, 0, 0, 0)])
+def test_circular_pad_copies_through_views(pad):
+    # nn seed 164: PyTorch's _pad_circular copies the input into a slice() of the result even
+    # where nothing is padded, so the node is CopySlices also for all-zero pads
+    def fn(M):
+        x = M.tensor(np.arange(6.0).reshape(1, 2, 3), requires_grad=True)
+        r = M.nn.functional.pad(x.permute(0, 2, 1), pad, mode="circular")
+        return r.grad_fn.name().split("::")[-1], r
+    same(fn)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "float16"])
+@pytest.mark.parametrize("weight", [False, True])
+def test_rms_norm_of_a_non_contiguous_input_ends_in_a_clone(dtype, weight):
+    # nn seed 737: PyTorch's rms_norm makes its result contiguous, a CloneBackward0 node for a
+    # non-contiguous input (before the cast back of a half type: ToCopyBackward0 then)
+    def fn(M):
+        dt = getattr(M, dtype)
+        x = M.tensor(np.linspace(0.3, 1.5, 6).reshape(3, 2), dtype=dt, requires_grad=True).t()
+        w = M.tensor([0.5, 1.0, 1.5], dtype=dt) if weight else None
+        r = M.nn.functional.rms_norm(x, [3], w)
+        return r.grad_fn.name(), r.is_contiguous()
+    same(fn)
+
+
+@pytest.mark.parametrize("norm", ["rms_norm", "layer_norm"])
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_norm_over_an_empty_normalized_shape(norm, mode):
+    # nn seed 10: the derivatives divided by the normalised size in Python floats
+    # (ZeroDivisionError for an empty one)
+    def fn(M):
+        f = getattr(M.nn.functional, norm)
+        fw = M.autograd.forward_ad
+        if mode == "fwd":
+            with fw.dual_level():
+                x = fw.make_dual(M.ones(1, 0, dtype=M.float64), M.ones(1, 0, dtype=M.float64))
+                r = f(x, (0,))
+                return r, fw.unpack_dual(r).tangent
+        x = M.ones(1, 0, dtype=M.float64, requires_grad=True)
+        f(x, (0,)).sum().backward()
+        return x.grad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same(fn)
+
+
+_BN_ARGS = {
+    "empty_affine": lambda M, T: (M.ones(0, 2, dtype=M.float64, requires_grad=True), T(0, 0),
+                                  T(1, 1), T(2, 3, rg=True), T(1, 1, rg=True), True),
+    "empty_wrong_sizes": lambda M, T: (M.ones(0, 2, dtype=M.float64), T(0, 0), T(1, 1),
+                                       T(2, 3, 4), None, True),
+    "empty_no_channels": lambda M, T: (M.ones(1, 0, 2, dtype=M.float64), T(), T(), T(), None,
+                                       True),
+    "mean_before_bias": lambda M, T: (M.ones(2, 1, dtype=M.float64), T(), T(1), None, T(1, 2),
+                                      False),
+    "var_before_weight": lambda M, T: (M.ones(2, 1, dtype=M.float64), T(1), T(1, 2), T(1, 2),
+                                       None, False),
+    "var_before_both_none": lambda M, T: (M.ones(2, 1, dtype=M.float64), None, T(1, 2),
+                                          T(1, 2), None, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BN_ARGS))
+def test_batch_norm_checks_and_empty_input(case):
+    # nn seeds 454, 479: an empty input returns before any check, as a copy times weight[0]
+    # plus bias[0]; otherwise the running statistics are checked before weight and bias
+    def fn(M):
+        def T(*a, rg=False):
+            return M.tensor([float(v) for v in a], dtype=M.float64, requires_grad=rg)
+        x, rm, rv, w, b, training = _BN_ARGS[case](M, T)
+        r = M.nn.functional.batch_norm(x, rm, rv, w, b, training=training)
+        return tuple(r.shape), r.grad_fn.name() if r.grad_fn else None
+    same(fn)
+
+
+@pytest.mark.parametrize("dual", [False, True])
+def test_in_place_into_an_expanded_tensor_refuses_the_overlap_before_the_cast(dual):
+    # nn seed 1190: TensorIterator refuses a self-overlapping output before it computes the
+    # result type (ember checked the complex-into-real cast first)
+    def fn(M):
+        fw = M.autograd.forward_ad
+        with fw.dual_level():
+            t0 = M.tensor([[1.2]], dtype=M.float64)
+            if dual:
+                t0 = fw.make_dual(t0, M.tensor([[-0.2]], dtype=M.float64))
+            t0.expand(2, 2).sub_(M.tensor([[-0.7 + 0.7j]], dtype=M.complex128))
+    same(fn)
+
+
+@pytest.mark.parametrize("needs", ["bias", "input", "weight"])
+@pytest.mark.parametrize("changed", ["input", "weight"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_saves_input_and_weight_whatever_is_needed(needs, changed, transposed):
+    # seed 692: PyTorch's ConvolutionBackward0 saves input and weight whenever it records, so
+    # changing either in place before backward is the version error even when no gradient
+    # reads it (ember saved only what the needed gradients read)
+    def fn(M):
+        x = M.ones(1, 1, 3, 3, dtype=M.float64, requires_grad=needs == "input")
+        w = M.ones(1, 1, 2, 2, dtype=M.float64, requires_grad=needs == "weight")
+        b = M.ones(1, dtype=M.float64, requires_grad=needs == "bias")
+        x1 = x * 1 if needs == "input" else x
+        w1 = w * 1 if needs == "weight" else w
+        f = M.nn.functional.conv_transpose2d if transposed else M.nn.functional.conv2d
+        y = f(x1, w1, b)
+        with M.no_grad():
+            (x1 if changed == "input" else w1).add_(1)
+        y.sum().backward()
+    same(fn)
+
+
+def test_rms_norm_of_a_strided_slice_ends_in_its_multiplication():
+    # seed 837: only a dense non-contiguous input (a permutation) gives a result laid out like
+    # it, which rms_norm's final .contiguous() copies; a strided slice's result is row-major
+    def fn(M):
+        x = M.tensor(np.linspace(0.3, 1.5, 24).reshape(3, 8), requires_grad=True)[:, ::2]
+        return M.nn.functional.rms_norm(x, [3, 4], weight=M.ones(3, 4)).grad_fn.name()
+    same(fn)
+
+
+@pytest.mark.parametrize("x_requires_grad", [False, True])
+def test_layer_norm_saves_its_bias(x_requires_grad):
+    # seed 797: NativeLayerNormBackward0 saves the bias too, so changing it in place before
+    # backward is the version error
+    def fn(M):
+        x = M.tensor([[0.8, 1.3, 0.4], [0.1, -0.5, 0.9]], dtype=M.float64,
+                     requires_grad=x_requires_grad)
+        b = M.tensor([0.5, 0.2, -0.8, 0.1, 0.3, 0.6], dtype=M.float64, requires_grad=True)
+        y = M.nn.functional.layer_norm(x, (3,), None, b[::2], eps=0.001)
+        with M.no_grad():
+            b.add_(1)
+        (y * y).sum().backward()
+        return b.grad
+    same(fn)
+
+
+@pytest.mark.parametrize("b_requires_grad", [False, True])
+def test_einsum_of_two_saves_an_operand_only_for_the_others_gradient(b_requires_grad):
+    # seed 1635: PyTorch's two-operand einsum (a bmm) saves each operand only when the other
+    # needs its gradient; changing one in place is no error otherwise
+    def fn(M):
+        a0 = M.tensor([1.0, -1.4, 1.1], dtype=M.float64, requires_grad=True)
+        a = (a0 * 1).reshape(1, 3)
+        b = M.tensor([[1.0], [2.0], [3.0]], dtype=M.float64, requires_grad=b_requires_grad)
+        r = M.einsum("ij,jk->ik", a, b)
+        a.mul_(2)
+        r.sum().backward()
+        return a0.grad
+    r = [_outcome(fn, M) for M in LIBS]
+    # (the shape in the version error differs: torch's operand is internally [1, 1, 3])
+    assert r[0][:2] == r[1][:2] and (r[0][0] == "raise" or r[0] == r[1]), r
+
+
+@pytest.mark.parametrize("base", [1.5, 2, 1 + 1j, 1.0])
+def test_scalar_base_pow_of_an_inference_tensor_requiring_grad(base):
+    # seed 5977: outside inference mode pow(Scalar, Tensor) of an inference tensor that requires
+    # grad is refused by its out= kernel, except for a base of 1 (a tensor of ones)
+    def fn(M):
+        with M.inference_mode():
+            t0 = M.tensor([0.3 - 0.6j], dtype=M.complex128, requires_grad=True)
+        r = base ** t0
+        return r.requires_grad, r.is_inference(), r
+    same(fn)
+
+
+def test_batch_norm_refuses_a_running_stat_requiring_grad_before_checking_dtypes():
+    # seed 7705: the autograd kernel's refusal comes before the CPU kernel's dtype checks
+    def fn(M):
+        rm = M.tensor([1.4], dtype=M.float64, requires_grad=True) * 1
+        M.nn.functional.batch_norm(M.ones(2, 1, dtype=M.float64), rm,
+                                   M.tensor([0.3], dtype=M.float32), training=True)
+    same(fn)
+
+
+@pytest.mark.parametrize("value", [1.2, 0.2])
+def test_embedding_max_norm_on_rows_that_repeat_their_elements(value):
+    # seed 7852: a weight expanded along its columns: scaling a row in place writes elements
+    # that share memory, PyTorch's overlap error (rows within max_norm are left alone)
+    def fn(M):
+        w = M.tensor([[value]]).expand(3, 2)
+        return M.nn.functional.embedding(M.tensor(0), w, max_norm=0.5)
+    same(fn)

@@ -420,6 +420,13 @@ def inplace(op: Op, self: Tensor, others: tuple = (), params: tuple = (),
     scatter ops), 0 none (a fill value is read once)."""
     others = tuple(to_operand(o) for o in others)
     refused = autograd_refusals(self, others, op)
+    d0 = self._data
+    if type(d0) is np.ndarray and not d0.flags.writeable and d0.size and \
+            op.name not in _EXPANDED_OK and any(
+            st == 0 and n > 1 for st, n in zip(d0.strides, d0.shape)):
+        # PyTorch's TensorIterator refuses a self-overlapping (expanded) output first, before
+        # a partial overlap with an operand and before the result type's cast
+        raise RuntimeError(SELF_OVERLAP)
     if overlap:
         check_overlap(self, others, overlap == 2)
     # a view whose elements share memory (as_strided): PyTorch's kernel computes element after

@@ -7,9 +7,10 @@ and kernels built on an ``out=`` call refuse (their error names that call: ``mea
 """
 from __future__ import annotations
 
+from .._tensor import Tensor
 from .copy import COPY, FILL_T
 from .joining import FLIP
-from .pointwise import ABS
+from .pointwise import ABS, POW_ST
 from .reduction import (
     CUMPROD,
     CUMSUM,
@@ -58,6 +59,14 @@ def _flip_nothing(inputs, params):
     return COPY if not shape or all(shape[d] <= 1 for d in params[0]) else None
 
 
+def _scalar_base_pow(inputs, params):
+    """pow(Scalar, Tensor) is built on its out= call, except with a base of 1 (ones)."""
+    base = inputs[0]
+    if isinstance(base, Tensor):
+        base = base.item() if base._data.ndim == 0 else None
+    return None if base == 1 else "pow"
+
+
 for _op, _rule in [
     (MEAN, _always("sum")), (MEAN_DIM, _always("sum")),
     (VAR, _full_reduction), (STD, _full_reduction),
@@ -66,7 +75,7 @@ for _op, _rule in [
     (MEDIAN_DIM, _always("median")), (NANMEDIAN_DIM, _always("nanmedian")),
     *[(o, _on_0dim(FILL_T)) for o in (MAX_DIM, MIN_DIM, MODE, CUMSUM, CUMPROD, LOGCUMSUMEXP)],
     (SORT, _always(COPY)), (SORT_STABLE, _always(COPY)), (TOPK, _on_0dim(COPY)),
-    (FLIP, _flip_nothing),
+    (FLIP, _flip_nothing), (POW_ST, _scalar_base_pow),
     # elementwise kernels written as their own out= call on an empty result
     *[(o, _always(o.name)) for o in (ABS, DEG2RAD, RAD2DEG, NAN_TO_NUM, FREXP)],
 ]:

@@ -961,8 +961,11 @@ _EINSUM_OPS: dict = {}
 def _einsum_op(n: int, node: str) -> Op:
     op = _EINSUM_OPS.get((n, node))
     if op is None:
+        # two operands: PyTorch's bmm (or mul) saves each only for the other's gradient, so
+        # changing one in place is no error when the other does not require grad
         op = _EINSUM_OPS[(n, node)] = Op("einsum", _einsum_fwd, _einsum_vjp, _einsum_jvp,
-                                         saves=tuple(range(n)), node=node)
+                                         saves=tuple(range(n)), node=node,
+                                         save_if=(1, 0) if n == 2 else None)
     return op
 
 

@@ -1244,24 +1244,16 @@ def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
 
 def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
                      batched: bool) -> Tensor:
-    """Channel dropout; an unbatched input gets a batch dim for the call, as PyTorch's.
-
-    In place on an unbatched input, PyTorch unsqueezes and squeezes ``input`` itself; ember
-    has no in-place unsqueeze, so the channel mask is drawn for the batched shape and applied
-    to ``input`` directly (same values; the node is ``MulBackward0``, PyTorch's
-    ``SqueezeBackward4``)."""
+    """Channel dropout; an unbatched input gets a batch dim for the call, as PyTorch's: in
+    place, ``input`` itself is unsqueezed and squeezed back (two version bumps, the node
+    ``SqueezeBackward4``, whatever the dropout did)."""
     if batched:
         return _dropout_impl(input, p, training, inplace, True, False)
     if not inplace:
         out = _dropout_impl(input.unsqueeze(0), p, training, False, True, False)
         return out.squeeze(0) if out is not input else input
-    if p == 0 or not training or input.numel() == 0:
-        return input
-    if p == 1:
-        return _dropout_impl(input, p, training, True, False, False)
-    noise = _bernoulli(input.unsqueeze(0), 1 - p, True)[0]
-    noise /= 1 - p
-    return input.mul_(_const(noise))
+    input.unsqueeze_(0)
+    return _dropout_impl(input, p, training, True, True, False).squeeze_(0)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,

@@ -26,6 +26,11 @@ convolution, and both weight gradients are ``_wgrad_core``; so the op ``CONVOLUT
 ``aten::convolution``, node ``ConvolutionBackward0``) and ``CONV_WGRAD`` differentiate into each
 other and double backward runs through the same code. The weight layout is the same in both
 directions: (small channels, big channels / groups, *K).
+
+Every buffer is allocated row-major (``order="C"``): ``np.empty_like(ref, shape=...)`` with a
+shape of ``ref``'s rank would copy the layout of a non-contiguous ``ref`` (a permuted conv1d
+input, a transposed gradient), and the strided views and reshapes here assume row-major
+buffers.
 """
 from __future__ import annotations
 
@@ -91,8 +96,8 @@ def pad_spatial(x: np.ndarray, pads, value=0) -> np.ndarray:
     if all(lo == 0 and hi <= 0 for lo, hi in pads):
         return x
     shape = x.shape[:2] + tuple(s + lo + max(hi, 0) for s, (lo, hi) in zip(x.shape[2:], pads))
-    out = (np.zeros_like(x, shape=shape) if value == 0 else
-           np.full_like(x, value, shape=shape))
+    out = (np.zeros_like(x, order="C", shape=shape) if value == 0 else
+           np.full_like(x, value, order="C", shape=shape))
     out[(slice(None), slice(None)) + tuple(slice(lo, lo + s) for s, (lo, _) in
                                            zip(x.shape[2:], pads))] = x
     return out
@@ -132,7 +137,7 @@ def col2im(cols: np.ndarray, big, stride, dil, pads) -> np.ndarray:
     ls = cols.shape[2 + nd:]
     full = tuple((l_ - 1) * s + d * (k - 1) + 1 for l_, s, d, k in zip(ls, stride, dil, ks))
     ext = tuple(f + max(0, -hi) for f, (_, hi) in zip(full, pads))
-    out = np.zeros_like(cols, shape=cols.shape[:2] + ext)
+    out = np.zeros_like(cols, order="C", shape=cols.shape[:2] + ext)
     lead = (slice(None), slice(None))
     for kk in itertools.product(*(range(k) for k in ks)):
         sl = tuple(slice(k * d, k * d + (l_ - 1) * s + 1, s)
@@ -192,7 +197,7 @@ class _Flat:
     def padded(self, x):
         """x (N, C, *big) copied into zero planes of ``plane + slack`` elements."""
         n, c = x.shape[:2]
-        buf = np.zeros_like(x, shape=(n, c, self.plane + self.slack))
+        buf = np.zeros_like(x, order="C", shape=(n, c, self.plane + self.slack))
         buf[:, :, :self.plane].reshape((n, c) + self.pp)[(Ellipsis,) + self.inner()] = x
         return buf
 
@@ -222,9 +227,9 @@ class _Flat:
         v = self._col_view(self.padded(x), ks)
         ck = c * math.prod(ks)
         nc = max(1, min(n, _CHUNK_BYTES // max(1, ck * nw * x.itemsize)))
-        cbuf = np.empty_like(x, shape=(ck * nc * nw,))
-        rbuf = np.empty_like(x, shape=(o * nc * nw,))
-        out = np.empty_like(x, shape=(n, o) + self.ls)
+        cbuf = np.empty_like(x, order="C", shape=(ck * nc * nw,))
+        rbuf = np.empty_like(x, order="C", shape=(o * nc * nw,))
+        out = np.empty_like(x, order="C", shape=(n, o) + self.ls)
         keep = (Ellipsis,) + tuple(slice(0, v_) for v_ in self.ls)
         for i in range(0, n, nc):
             m = min(nc, n - i)
@@ -239,10 +244,10 @@ class _Flat:
         """Small-side (N, O, *L) -> (G, O/G, N * nw) (or (N, G, O/G, nw)) with zero columns."""
         n, o = s.shape[:2]
         if batch_major:
-            out = np.zeros_like(s, shape=(n, o) + self.wide)
+            out = np.zeros_like(s, order="C", shape=(n, o) + self.wide)
             out[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)] = s
             return out.reshape(n, groups, o // groups, self.nw)
-        out = np.zeros_like(s, shape=(o, n) + self.wide)
+        out = np.zeros_like(s, order="C", shape=(o, n) + self.wide)
         out[(Ellipsis,) + tuple(slice(0, v) for v in self.ls)] = s.swapaxes(0, 1)
         return out.reshape(groups, o // groups, n * self.nw)
 
@@ -258,7 +263,7 @@ class _Flat:
         rows line up with it; the first position (offset 0) assigns instead of adding."""
         g, nk, cg, n = cols.shape[:4]
         c = g * cg
-        out = np.empty_like(cols, shape=(g, cg, n, self.plane + self.slack))
+        out = np.empty_like(cols, order="C", shape=(g, cg, n, self.plane + self.slack))
         nw = self.nw
         out[..., nw:] = 0
         out[..., :nw] = cols[:, 0]
@@ -274,9 +279,9 @@ class _Flat:
         product whose K times larger result is read back from memory."""
         nk, c = wk.shape[:2]
         nw = self.nw
-        out = np.empty_like(sw, shape=(c, n, self.plane + self.slack))
+        out = np.empty_like(sw, order="C", shape=(c, n, self.plane + self.slack))
         out[..., nw:] = 0
-        tmp = np.empty_like(sw, shape=(c, n * nw))
+        tmp = np.empty_like(sw, order="C", shape=(c, n * nw))
         blk = tmp.reshape(c, n, nw)
         for k in range(nk):
             np.dot(wk[k], sw, out=tmp)
@@ -296,7 +301,7 @@ class _Flat:
 
     def col2im(self, cols, n, c):
         """Sum columns (N, C, K, nw) (any strides) back into (N, C, *big)."""
-        out = np.zeros_like(cols, shape=(n, c, self.plane + self.slack))
+        out = np.zeros_like(cols, order="C", shape=(n, c, self.plane + self.slack))
         for k, off in enumerate(self.offs):
             out[:, :, off:off + self.nw] += cols[:, :, k]
         out = out[:, :, :self.plane].reshape((n, c) + self.pp)
@@ -333,11 +338,11 @@ def _nhwc_windows(x, ks, stride, pads, dil, ls):
     nd = len(ks)
     perm = (0,) + tuple(range(2, 2 + nd)) + (1,)
     if any(lo or hi > 0 for lo, hi in pads):
-        xt = np.zeros_like(x, shape=(n,) + pp + (c,))
+        xt = np.zeros_like(x, order="C", shape=(n,) + pp + (c,))
         inner = tuple(slice(lo, lo + b) for b, (lo, _) in zip(x.shape[2:], pads))
         xt[(slice(None),) + inner] = x.transpose(perm)
     else:
-        xt = np.empty_like(x, shape=(n,) + pp + (c,))
+        xt = np.empty_like(x, order="C", shape=(n,) + pp + (c,))
         np.copyto(xt, x.transpose(perm))
     st = xt.strides
     shape = (n,) + tuple(ls) + tuple(ks) + (c,)
@@ -365,10 +370,10 @@ def _nhwc_conv(x, w, b, stride, pads, dil):
     # kernels this orientation is a third faster than (O, K * C) @ (n * L, K * C).T (with
     # its AVX2 kernels a few percent)
     wm = np.ascontiguousarray(w.transpose((0,) + tuple(range(2, 2 + nd)) + (1,))).reshape(o, kc)
-    out = np.empty_like(x, shape=(n, o, nl))
+    out = np.empty_like(x, order="C", shape=(n, o, nl))
     nc = _nhwc_chunk(v, n)
-    cbuf = np.empty_like(x, shape=(nc,) + v.shape[1:])
-    ybuf = np.empty_like(x, shape=(o * nc * nl,))
+    cbuf = np.empty_like(x, order="C", shape=(nc,) + v.shape[1:])
+    ybuf = np.empty_like(x, order="C", shape=(o * nc * nl,))
     bb = None if b is None else b.astype(x.dtype, copy=False).reshape(o, 1)
     for i in range(0, n, nc):
         m = min(nc, n - i)
@@ -387,7 +392,7 @@ def _nhwc_conv(x, w, b, stride, pads, dil):
 def _nhwc_rows(s: np.ndarray) -> np.ndarray:
     """The small side (N, O, *L) as channels-last rows (N, L, O), contiguous."""
     n, o = s.shape[:2]
-    rows = np.empty_like(s, shape=(n, math.prod(s.shape[2:]), o))
+    rows = np.empty_like(s, order="C", shape=(n, math.prod(s.shape[2:]), o))
     np.copyto(rows, s.reshape(n, o, -1).transpose(0, 2, 1))
     return rows
 
@@ -404,8 +409,8 @@ def _nhwc_wgrad(big, small, ks, stride, pads, dil, rows=None):
     kc = c * math.prod(ks)
     s3 = small.reshape(n, o, nl)
     nc = _nhwc_chunk(v, n)
-    cbuf = np.empty_like(big, shape=(nc,) + v.shape[1:])
-    gbuf = np.empty_like(big, shape=(nc, nl, o)) if rows is None else None
+    cbuf = np.empty_like(big, order="C", shape=(nc,) + v.shape[1:])
+    gbuf = np.empty_like(big, order="C", shape=(nc, nl, o)) if rows is None else None
     acc = tmp = None
     for i in range(0, n, nc):
         m = min(nc, n - i)
@@ -446,11 +451,11 @@ def _nhwc_convT(s, w, stride, pads, dil, rows=None):
     wk = np.ascontiguousarray(w.transpose(tuple(range(2, 2 + nd)) + (0, 1))).reshape(nk, o, c)
     full = tuple((l_ - 1) * st + d * (k - 1) + 1 for l_, st, d, k in zip(ls, stride, dil, ks))
     ext = tuple(f + max(0, -hi) for f, (_, hi) in zip(full, pads))
-    out = np.zeros_like(s, shape=(n,) + ext + (c,))
+    out = np.zeros_like(s, order="C", shape=(n,) + ext + (c,))
     s3 = s.reshape(n, o, nl)
     nc = max(1, min(n, _CHUNK_BYTES * 2 // max(1, nl * max(o, c) * s.itemsize)))
-    gbuf = np.empty_like(s, shape=(nc, nl, o)) if rows is None else None
-    tbuf = np.empty_like(s, shape=(nc * nl, c))
+    gbuf = np.empty_like(s, order="C", shape=(nc, nl, o)) if rows is None else None
+    tbuf = np.empty_like(s, order="C", shape=(nc * nl, c))
     # per kernel position: where its block lands in the result
     places = [(slice(None),) + tuple(slice(k * d, k * d + (l_ - 1) * st + 1, st)
                                      for k, d, l_, st in zip(kk, dil, ls, stride))
@@ -590,8 +595,8 @@ def _wgrad_kpos(big, small, ks, stride, pads, dil):
     ls = tuple(small.shape[2:])
     sm = np.ascontiguousarray(small.swapaxes(0, 1)).reshape(o, n * math.prod(ls))
     v = windows(pad_spatial(big, pads), ks, stride, dil, ls).swapaxes(0, 1)   # (C, N, *K, *L)
-    gw = np.empty_like(sm, shape=(math.prod(ks), o, c))
-    tmp = np.empty_like(sm, shape=(c, n) + ls)
+    gw = np.empty_like(sm, order="C", shape=(math.prod(ks), o, c))
+    tmp = np.empty_like(sm, order="C", shape=(c, n) + ls)
     rows = tmp.reshape(c, n * math.prod(ls))
     lead = (slice(None), slice(None))
     for k, kk in enumerate(itertools.product(*(range(k) for k in ks))):
@@ -672,10 +677,10 @@ def _conv_bias_row(x, w, b, stride, pads, dil, ls):
     ck = w[0].size
     nl = math.prod(ls)
     v = windows(pad_spatial(x, pads), w.shape[2:], stride, dil, ls)
-    cols = np.empty_like(x, shape=(n, ck + 1, nl))
+    cols = np.empty_like(x, order="C", shape=(n, ck + 1, nl))
     np.copyto(cols[:, :ck].reshape(v.shape), v)
     cols[:, ck] = 1
-    wa = np.empty_like(w, shape=(o, ck + 1))
+    wa = np.empty_like(w, order="C", shape=(o, ck + 1))
     wa[:, :ck] = w.reshape(o, ck)
     wa[:, ck] = b
     return np.matmul(wa, cols).reshape((n, o) + tuple(ls))
@@ -726,7 +731,7 @@ def _bias_grad(g):
     nl = math.prod(g.shape[2:])
     if n * o * nl == 0:
         return None
-    s = np.dot(g.reshape(n * o, nl), np.ones_like(g, shape=(nl,)))
+    s = np.dot(g.reshape(n * o, nl), np.ones_like(g, order="C", shape=(nl,)))
     return s.reshape(n, o).sum(0)
 
 
@@ -746,8 +751,10 @@ def _conv_jvp(ns, tangents, primals, outs, stride, pads, dil, transposed, groups
     return r
 
 
+# input and weight saved whenever a node is made (PyTorch's ConvolutionBackward0 saves both,
+# whichever gradients are needed): changing either in place before backward is its error
 CONVOLUTION = Op("convolution", _conv_fwd, _conv_vjp, _conv_jvp, saves=(0, 1),
-                 save_if=(1, 0), node="ConvolutionBackward0",
+                 node="ConvolutionBackward0",
                  names=("input", "weight", "stride", None, "dilation", "transposed",
                         "groups"))
 

@@ -244,7 +244,7 @@ def _elementwise_op(name: str, node: str, elem, deriv, inputs: tuple, extra: tup
         for d, t in zip(deriv(ns, need, *primals, *extra), tangents):
             if d is not None and t is not None:
                 r = d * t if r is None else r + d * t
-        if red == "none":
+        if red == "none" or r is None:   # None: only non-differentiable inputs had tangents
             return r
         s = ns.sum_dims(r, None, False)
         return s / n if red == "mean" else s

@@ -191,7 +191,8 @@ def _check_bias_add(out_shape, out_dtype, bias: Tensor) -> None:
 
 def _linear_route(x: Tensor, w: Tensor, b) -> Op:
     """PyTorch's at::linear dispatch: fused addmm for 2-D input (and for contiguous input with
-    a 1-D bias, flattened then viewed back), else matmul(input, weight.t()) then add_."""
+    a contiguous 1-D bias, flattened then viewed back), else matmul(input, weight.t()) then
+    add_ (a strided or expanded bias takes that route too)."""
     xd, wd = x._data.ndim, w._data.ndim
     if xd == 0 or wd == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
@@ -199,7 +200,8 @@ def _linear_route(x: Tensor, w: Tensor, b) -> Op:
     if wd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {wd}D")
     xs = x._data.shape
-    if b is not None and (xd == 2 or b._data.ndim == 1 and _is_contiguous(x._data)):
+    if b is not None and (xd == 2 or b._data.ndim == 1 and _is_contiguous(x._data)
+                          and _is_contiguous(b._data)):
         _check_addmm(b, (_prod(xs[:-1]), xs[-1]), w, x._data.dtype)
         return _linear_op("AddmmBackward0" if xd == 2 else "ViewBackward0")
     mm = _matmul_route(_Operand(x._data, x._rg), _Operand(w._data.T, w._rg))
@@ -213,8 +215,8 @@ def _linear_route(x: Tensor, w: Tensor, b) -> Op:
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``torch.nn.functional.linear``: ``input @ weight.T + bias``, one op whose node is the
     one PyTorch's route leaves (AddmmBackward0 for 2-D input with bias, ViewBackward0 for
-    contiguous N-D input with a 1-D bias, matmul's node otherwise, AddBackward0 when a bias is
-    added after the matmul)."""
+    contiguous N-D input with a contiguous 1-D bias, matmul's node otherwise, AddBackward0 when
+    a bias is added after the matmul)."""
     _check_tensor("linear", "input", 1, input)
     _check_tensor("linear", "weight", 2, weight)
     op = _linear_route(input, weight, bias)
@@ -378,28 +380,43 @@ def _grad_scale(idx, n_rows, padding_idx, by_freq, dtype):
 
 def _renorm_rows(weight: Tensor, idx, max_norm: float, norm_type: float) -> None:
     """PyTorch's embedding_renorm_: rows referenced by ``idx`` whose ``norm_type``-norm exceeds
-    ``max_norm`` are scaled down to it, in place and outside autograd."""
+    ``max_norm`` are scaled down to it, in place and outside autograd. Like any in-place op it
+    bumps the weight's version, whether or not a row changed. Rows that share memory (an
+    expanded weight) are renormed one after the other in ascending order, as PyTorch's loop
+    does: a row aliasing an already scaled one sees its new norm."""
     w = weight._data
     rows = np.unique(idx.reshape(-1))
+    weight._vc.v += 1
     if not rows.size:
         return
     if w.dtype.names is not None:
         _renorm_rows_chalf(weight, rows, max_norm, norm_type)
         return
-    a = np.abs(w[rows])
-    if norm_type == math.inf:
-        n = a.max(axis=1)
-    elif norm_type == 1:
-        n = a.sum(axis=1)
-    elif norm_type == 2:
-        n = np.sqrt((a * a).sum(axis=1))
-    else:
-        n = (a ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    if not w.flags.writeable:   # a view of a writable buffer that repeats rows
+        from ._dispatch import SELF_OVERLAP, write_changed
+        for r in rows:
+            n = _row_norms(w[r][None], norm_type)[0]
+            if n > max_norm:
+                if 0 in w.strides[1:] and w.shape[1] > 1:   # the row itself repeats elements
+                    raise RuntimeError(SELF_OVERLAP)
+                write_changed(w[r], w[r] * np.asarray(max_norm / (n + 1e-7), w.dtype))
+        return
+    n = _row_norms(w[rows], norm_type)
     big = n > max_norm
     if big.any():
         r = rows[big]
         w[r] = w[r] * (max_norm / (n[big] + 1e-7))[:, None].astype(w.dtype)
-        weight._vc.v += 1
+
+
+def _row_norms(w: np.ndarray, norm_type: float) -> np.ndarray:
+    a = np.abs(w)
+    if norm_type == math.inf:
+        return a.max(axis=1)
+    if norm_type == 1:
+        return a.sum(axis=1)
+    if norm_type == 2:
+        return np.sqrt((a * a).sum(axis=1))
+    return (a ** norm_type).sum(axis=1) ** (1.0 / norm_type)
 
 
 def _renorm_rows_chalf(weight: Tensor, rows, max_norm: float, norm_type: float) -> None:

@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._layout import is_dense
 from .._meta import MetaArray, meta_like
 from .._tensor import Tensor, Version, _make
 from ..autograd.grad_mode import STATE
@@ -335,6 +336,11 @@ def _norm_vjp(ns, g, need, x, w, lay, eps, st):
     return _param_grads(ns, gx, gw, xhat, need, lay)
 
 
+def _inv(n: int) -> float:
+    """1 / n, NaN for an empty normalised shape (its results are empty anyway)."""
+    return 1.0 / n if n else math.nan
+
+
 def _param_grads(ns, gx, gw, xhat, need, lay):
     """The input's gradient back in the input's shape, the weight's and bias' summed over the
     axes they broadcast along."""
@@ -353,8 +359,8 @@ def _norm_jvp(ns, tangents, primals, outs, lay, eps, st):
     if tx is not None:
         t = ns.norm_cast(tx.reshape(lay.work), lay.cdt)
         if lay.train:
-            a = t.mean(lay.axes, True)
-            c = ns.norm_sum_prod(t, xhat, lay.axes, True) * (1.0 / lay.n)
+            a = ns.norm_sum(t, lay.axes, True) * _inv(lay.n)
+            c = ns.norm_sum_prod(t, xhat, lay.axes, True) * _inv(lay.n)
             t = ns.norm_combine(t, a, xhat, c, rstd)
         else:
             t = t * rstd
@@ -370,10 +376,34 @@ def _norm_op(name: str, node: str, names) -> Op:
     return Op(name, _norm_fwd, _norm_vjp, _norm_jvp, saves=(0, 1), node=node, names=names)
 
 
-BATCH_NORM = _norm_op("native_batch_norm", "NativeBatchNormBackward0",
-                      ("input", "weight", None, "eps", None))
-LAYER_NORM = _norm_op("native_layer_norm", "NativeLayerNormBackward0",
-                      ("input", "weight", None, "eps", None))
+def _bn_fwd(x, w, b, rm, rv, lay, eps, st):
+    return _norm_fwd(x, w, b, lay, eps, st)
+
+
+def _bn_vjp(ns, g, need, x, w, rm, rv, lay, eps, st):
+    return _norm_vjp(ns, g, need[:3], x, w, lay, eps, st) + (None, None)
+
+
+def _bn_jvp(ns, tangents, primals, outs, lay, eps, st):
+    if all(t is None for t in tangents[:3]):   # only running statistics are dual
+        return None
+    return _norm_jvp(ns, tangents[:3], primals[:3], outs, lay, eps, st)
+
+
+# The running statistics are inputs (never differentiated) only to be saved, as PyTorch's node
+# saves them in both modes: changing one in place before backward is its version error.
+BATCH_NORM = Op("native_batch_norm", _bn_fwd, _bn_vjp, _bn_jvp, saves=(0, 1, 3, 4),
+                node="NativeBatchNormBackward0",
+                names=("input", "weight", "running_mean", "running_var", None, "eps", None))
+def _ln_vjp(ns, g, need, x, w, b, lay, eps, st):
+    return _norm_vjp(ns, g, need, x, w, lay, eps, st)
+
+
+# the bias saved only for its version (PyTorch's NativeLayerNormBackward0 saves it: changing it
+# in place before backward is the version error)
+LAYER_NORM = Op("native_layer_norm", _norm_fwd, _ln_vjp, _norm_jvp, saves=(0, 1, 2),
+                node="NativeLayerNormBackward0",
+                names=("input", "weight", "bias", None, "eps", None))
 GROUP_NORM = _norm_op("native_group_norm", "NativeGroupNormBackward0",
                       ("input", "weight", None, "eps", None))
 
@@ -439,25 +469,38 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         raise TypeError(f"batch_norm(): argument 'momentum' (position 7) must be float, not "
                         f"{type(momentum).__name__}")
     if input.numel() == 0:
-        return input.clone()
+        # PyTorch's early return, before any check: a copy, times the weight's first element
+        # and plus the bias' (so the graph reaches them; an IndexError when they are empty)
+        out = input.clone()
+        if weight is not None:
+            out = out * weight.select(0, 0)
+        if bias is not None:
+            out = out + bias.select(0, 0)
+        return out
     return _batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
                        eps)
 
 
 def _batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps):
+    c = input.size(1)
+    # PyTorch's order: the running statistics (required in evaluation), then weight and bias
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None:
+            if not training:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        elif t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be "
                          "None")
-    if not training and running_mean is None:
-        raise RuntimeError("running_mean must be defined in evaluation mode")
-    c = input.size(1)
-    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                    ("running_var", running_var)):
-        if t is not None and t.numel() != c:
-            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    _check_running_no_grad(running_mean, running_var)   # (autograd's, before the kernel's)
     _check_float(input, "batch_norm")
     _check_mixed(input, weight, bias, running_mean, running_var)
-    _check_running_no_grad(running_mean, running_var)
+    if not training:
+        _check_running_no_tangent((input, weight, bias), (running_mean, running_var))
     shape = input.shape
     lay = _Layout(shape, (shape[0], c, math.prod(shape[2:])), (0, 2), (1, c, 1), (0, 2), (c,),
                   bool(training), _compute_dtype(input))
@@ -466,7 +509,8 @@ def _batch_norm(input, running_mean, running_var, weight, bias, training, moment
         rm = running_mean._data.reshape(lay.wshape).astype(lay.cdt)
         rv = running_var._data.reshape(lay.wshape).astype(lay.cdt)
         st.mean, st.rstd = rm, 1.0 / np.sqrt(rv + eps)
-    out = apply(BATCH_NORM, (input, weight, bias), (lay, float(eps), st))
+    out = apply(BATCH_NORM, (input, weight, bias, running_mean, running_var),
+                (lay, float(eps), st))
     if training and running_mean is not None and not input.is_meta:
         _update_running(running_mean, running_var, st, lay, momentum)
     return out
@@ -479,6 +523,18 @@ def _check_running_no_grad(*stats) -> None:
                 raise RuntimeError(
                     f"The function 'native_batch_norm' is not differentiable with respect to "
                     f"argument '{name}'. This input cannot have requires_grad True.")
+
+
+def _check_running_no_tangent(ins, stats) -> None:
+    """PyTorch's batch_norm JVP in evaluation mode (it runs when the input, weight or bias has
+    a tangent) refuses running statistics that have one."""
+    if STATE.fw_level < 0:
+        return
+    from ..autograd.forward_ad import fw_of
+    if any(t is not None and fw_of(t) is not None for t in ins) and any(
+            fw_of(t) is not None for t in stats):
+        raise RuntimeError("batch_norm is not differentiable wrt running_mean and running_var, "
+                           "they cannot have forward grad defined")
 
 
 def _write(t: Tensor, value: np.ndarray, bump: bool) -> None:
@@ -642,7 +698,7 @@ def _rms_vjp(ns, g, need, x, w, lay, eps, st):
         g_w = ns.norm_sum_prod(gw, xhat, lay.waxes, False).reshape(lay.pshape)
     if need[0]:
         gh = gw if w is None else gw * w.reshape(lay.wshape)
-        c = ns.norm_sum_prod(gh, xw, lay.axes, True) * (rstd * rstd * (1.0 / lay.n))
+        c = ns.norm_sum_prod(gh, xw, lay.axes, True) * (rstd * rstd * _inv(lay.n))
         gx = ns.norm_combine(gh, None, xw, c, rstd).reshape(lay.in_shape)
     return gx, g_w
 
@@ -655,7 +711,7 @@ def _rms_jvp(ns, tangents, primals, outs, lay, eps, st):
     r = xw * 0
     if tx is not None:
         t = ns.norm_cast(tx.reshape(lay.work), lay.cdt)
-        c = ns.norm_sum_prod(t, xw, lay.axes, True) * (rstd * rstd * (1.0 / lay.n))
+        c = ns.norm_sum_prod(t, xw, lay.axes, True) * (rstd * rstd * _inv(lay.n))
         r = ns.norm_combine(t, None, xw, c, rstd)
         if w is not None:
             r = r * w.reshape(lay.wshape)
@@ -687,15 +743,28 @@ def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None,
         eps = float(np.finfo(np.float64 if cdt in (np.float64, np.complex128)
                              else np.float32).eps)
     if input.is_complex():
-        return _rms_norm_composite(input, ns, weight, eps)
+        return _made_contiguous(input, _rms_norm_composite(input, ns, weight, eps))
     shape = tuple(input.shape)
     d = math.prod(ns)
     lay = _Layout(shape, (math.prod(shape[:len(shape) - len(ns)]), d), (1,), (1, d), (0,), ns,
                   True, cdt)
     if weight is not None:
         lay.odt = D.promote_types(D._FROM_NP[cdt], weight.dtype).np
-    out = apply(RMS_NORM, (input, weight), (lay, float(eps), _Stats()))
+    out = _made_contiguous(input, apply(RMS_NORM, (input, weight), (lay, float(eps), _Stats())))
     return out if out.dtype is input.dtype else out.to(input.dtype)
+
+
+def _made_contiguous(input: Tensor, out: Tensor) -> Tensor:
+    """PyTorch's rms_norm ends with ``.contiguous()`` on a result laid out like its input when
+    that is dense but not contiguous (a permutation; a strided slice gives a row-major result):
+    a copy whose node is CloneBackward0 (ember's result is already row-major, so the clone is
+    only made where a graph can see it)."""
+    if input.is_contiguous() or not out.requires_grad:
+        return out
+    d = input._data
+    if not is_dense(d.shape, tuple(st // d.itemsize for st in d.strides)):
+        return out
+    return out.clone() if out.is_contiguous() else out.contiguous()
 
 
 def _rms_norm_composite(input, ns, weight, eps):

@@ -83,7 +83,8 @@ def _gather_np(x, idx, nd, in_shape, unique=True):
 def _scatter_np(g, idx, nd, in_shape, unique=True):
     """Adjoint of ``_gather_np``: an ``in_shape`` array of zeros with ``g`` added at the
     indices (written directly when no two indices coincide)."""
-    out = np.zeros_like(g, shape=tuple(in_shape))
+    # row-major whatever g's layout (a transposed gradient): ``o`` must be a view of it
+    out = np.zeros_like(g, order="C", shape=tuple(in_shape))
     flat = _plane_flat(idx, nd, in_shape).reshape(-1)
     o = out.reshape(-1)
     if unique:

@@ -683,13 +683,15 @@ def _circular_pad(input: Tensor, pad) -> Tensor:
         if out_shape[d] < 0:
             raise RuntimeError("Negative padding value is resulting in an empty dimension")
     out = input.new_empty(out_shape)
-    o_key, i_key = [slice(None)] * nd, [slice(None)] * nd
+    # narrowed views even where a dim is not padded (PyTorch's slice() is a view whatever its
+    # range): the copy is CopySlices also for all-zero pads
+    o_view, i_view = out, input
     for i in range(k):
         d = nd - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
-        o_key[d] = slice(max(lo, 0), out_shape[d] - max(hi, 0))
-        i_key[d] = slice(max(-lo, 0), shape[d] - max(-hi, 0))
-    out[tuple(o_key)] = input[tuple(i_key)]
+        o_view = o_view.narrow(d, max(lo, 0), out_shape[d] - max(lo, 0) - max(hi, 0))
+        i_view = i_view.narrow(d, max(-lo, 0), shape[d] - max(-lo, 0) - max(-hi, 0))
+    o_view.copy_(i_view)
     for i in range(k):
         d = nd - 1 - i
         lo, hi, n = pad[2 * i], pad[2 * i + 1], out_shape[d]
