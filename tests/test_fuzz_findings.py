@@ -1222,3 +1222,22 @@ def test_embedding_max_norm_on_rows_that_repeat_their_elements(value):
         w = M.tensor([[value]]).expand(3, 2)
         return M.nn.functional.embedding(M.tensor(0), w, max_norm=0.5)
     same(fn)
+
+
+@pytest.mark.parametrize("kw", [{}, {"padding_idx": 3}, {"scale_grad_by_freq": True},
+                                {"scale_grad_by_freq": True, "padding_idx": 0}])
+def test_embedding_double_backward_is_the_true_second_derivative(kw):
+    """The fuzzer's nn family: embedding's backward differentiates as PyTorch's
+    embedding_dense_double_backward (a gather, the padding row zeroed, no frequency scale), so
+    a gradient's derivative equals finite differences (a frequency scale applied twice gave
+    1/count of it), with PyTorch's node name."""
+    idx_a, c = [0, 1, 0, 3], np.arange(12.).reshape(4, 3)
+
+    def run(M):
+        w = M.tensor(np.linspace(-1, 1, 12).reshape(4, 3), dtype=M.float64, requires_grad=True)
+        e = M.nn.functional.embedding(M.tensor(idx_a), w, **kw)
+        g, = M.autograd.grad((e ** 2 * M.tensor([1., 0.5, 3.], dtype=M.float64)).sum(), w,
+                             create_graph=True)
+        h, = M.autograd.grad((g * M.tensor(c, dtype=M.float64)).sum(), w)
+        return type(g.grad_fn).__name__, h.detach().numpy().round(12).tolist()
+    assert run(ember) == run(torch)

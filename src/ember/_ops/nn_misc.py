@@ -20,7 +20,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, Version, _is_contiguous, _make, _wrap_dim
 from . import _opmath as _OM
 from ._dispatch import HALF_NP, _type_name, check_broadcast
-from ._registry import Op, apply, ns_fn
+from ._registry import EM, Op, apply, ns_fn
 from .linalg import _matmul_route, _np_matmul
 from .nn_sampling import on_meta
 
@@ -349,9 +349,30 @@ def _embedding_vjp(ns, g, need, idx, n_rows, scale):
     d = g.shape[-1]
     flat = idx.reshape(-1)
     g2 = g.reshape(flat.shape[0], d)
+    if ns is EM:   # (recorded: its own derivative, below)
+        return (apply(EMBEDDING_BWD, (g2,), (n_rows, flat, scale)),)
     if scale is not None:
         g2 = g2 * ns.const(scale[flat][:, None])
     return (ns.rows_add(g2, n_rows, flat),)
+
+
+def _embedding_bwd_np(g2, n_rows, flat, scale):
+    return _rows_add_np(g2 if scale is None else g2 * scale[flat][:, None], n_rows, flat)
+
+
+def _embedding_bwd_vjp(ns, gg, need, n_rows, flat, scale):
+    r = ns.rows_take(gg, flat)
+    if scale is not None and not scale.all():   # the padding row's gradient is zero
+        r = r * ns.const((scale[flat] != 0)[:, None].astype(scale.dtype))
+    return (r,)
+
+
+# PyTorch's embedding_dense_backward with a scale (padding row, 1/frequency). Its derivative
+# is embedding_dense_double_backward: a gather with the padding row zeroed and no frequency
+# scale, as PyTorch's ("the first backward takes care of scaling by frequency"): composed with
+# the forward's scaled backward this gives the true second derivative of a gradient.
+EMBEDDING_BWD = Op("embedding_backward", _embedding_bwd_np, _embedding_bwd_vjp, linear=True,
+                   node="EmbeddingDenseBackwardBackward0")
 
 
 EMBEDDING = Op("embedding", on_meta(_embedding_fwd), _embedding_vjp, linear=True,
