@@ -1241,3 +1241,19 @@ def test_embedding_double_backward_is_the_true_second_derivative(kw):
         h, = M.autograd.grad((g * M.tensor(c, dtype=M.float64)).sum(), w)
         return type(g.grad_fn).__name__, h.detach().numpy().round(12).tolist()
     assert run(ember) == run(torch)
+
+
+def test_leaf_moved_into_the_graph_interior():
+    """Fuzz seed 2674: a leaf that stopped requiring grad and then got history from an in-place
+    op raises PyTorch's error when a graph built while it was a leaf reaches its accumulator."""
+    def run(M):
+        t0 = M.tensor([[[-1.1]]], requires_grad=True)
+        t1 = t0.permute(1, 0, 2)
+        t0.requires_grad_(False)
+        t0[-1:2:1, :] = M.tensor([[[1.5]]], requires_grad=True)
+        try:
+            (t1 * 2).sum().backward()
+        except RuntimeError as e:
+            return str(e)
+        return "no error"
+    assert run(ember) == run(torch)

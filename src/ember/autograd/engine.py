@@ -381,6 +381,9 @@ def _leaf_accumulate(node: AccumulateGrad, grads: list, graph: bool) -> None:
     t = node.variable
     if not t._rg:
         return   # requires_grad_(False) after the forward: nothing is accumulated
+    if t._fn is not None:
+        # it stopped requiring grad, then an in-place op with a tensor that does gave it history
+        raise RuntimeError("leaf variable has been moved into the graph interior")
     x = t._x
     g = grads[0]
     if g is not None:
