@@ -1250,9 +1250,10 @@ def test_leaf_moved_into_the_graph_interior():
         t0 = M.tensor([[[-1.1]]], requires_grad=True)
         t1 = t0.permute(1, 0, 2)
         t0.requires_grad_(False)
+        y = t1 * 2   # (recorded while t0 is still the view's leaf)
         t0[-1:2:1, :] = M.tensor([[[1.5]]], requires_grad=True)
         try:
-            (t1 * 2).sum().backward()
+            y.sum().backward()
         except RuntimeError as e:
             return str(e)
         return "no error"
