@@ -1220,8 +1220,10 @@ def _compare_raise(a, b, phase: str) -> Finding | None:
 
 def _compare_hooks(a: list, b: list, floor: float) -> str | None:
     # torch calls a hook with None where a fused double-backward node (group_norm's) passes an
-    # undefined gradient for the tensor; ember's graph has no such edge: not compared
+    # undefined gradient for the tensor; ember's graph has no such edge: calls with None are
+    # not compared (on either side, so that both calling with None is no disagreement)
     a = [x for x in a if x[1] is not None]
+    b = [x for x in b if x[1] is not None]
     na, nb = [x[0] for x in a], [x[0] for x in b]
     if na != nb:
         return "hook_order" if sorted(na) == sorted(nb) else "hook_calls"
