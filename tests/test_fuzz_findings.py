@@ -1258,3 +1258,15 @@ def test_leaf_moved_into_the_graph_interior():
             return str(e)
         return "no error"
     assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize(("shape", "size"), [((1, 1, 1), 0), ((1, 1, 0), 3), ((1, 1, 1, 2), (0, 3)),
+                                             ((1, 1, 1, 1, 1), (1, 0, 2))])
+def test_interpolate_empty_size_messages(shape, size):
+    """Fuzz seed 13966: interpolate's size refusal words its 1-d message as PyTorch's."""
+    got = []
+    for M in (ember, torch):
+        with pytest.raises(RuntimeError) as e:
+            M.nn.functional.interpolate(M.ones(*shape), size=size)
+        got.append(str(e.value))
+    assert got[0] == got[1]

@@ -418,8 +418,9 @@ def _check_sizes(input: Tensor, out) -> None:
     names = ("D", "H", "W")[3 - len(spatial):]
     i = ", ".join(f"{n}: {s}" for n, s in zip(names, spatial))
     o = ", ".join(f"{n}: {s}" for n, s in zip(names, out))
-    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({i}) "
-                       f"output ({o})")
+    sep = " and " if len(spatial) == 1 else " "   # (PyTorch's 1-d message has the "and")
+    raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({i})"
+                       f"{sep}output ({o})")
 
 
 def _check_area(input: Tensor) -> None:
