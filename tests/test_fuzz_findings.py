@@ -1270,3 +1270,15 @@ def test_interpolate_empty_size_messages(shape, size):
             M.nn.functional.interpolate(M.ones(*shape), size=size)
         got.append(str(e.value))
     assert got[0] == got[1]
+
+
+@pytest.mark.parametrize("expr", ["2.0 - t", "M.rsub(t, 2.0, alpha=3)", "t - 2.0"])
+def test_rsub_of_an_inference_tensor_records_sub(expr):
+    """Fuzz seed 12488: outside inference mode, a number minus an inference tensor skips
+    autograd's rsub and records the sub on the wrapped number (SubBackward0), as PyTorch."""
+    def run(M):
+        with M.inference_mode():
+            t = M.tensor([1.7, -2.0], dtype=M.float64, requires_grad=True)
+        r = eval(expr, {"M": M, "t": t})
+        return type(r.grad_fn).__name__, r.requires_grad, r.detach().tolist()
+    assert run(ember) == run(torch)

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _scalar as S
 from .._tensor import Tensor
+from ..autograd.grad_mode import STATE
 from . import _opmath as _OM
 from ._dispatch import HALF_NP, binary, check_inplace, fused_vjp, inplace, unary
 from ._out import FOUND, with_out
@@ -279,7 +280,14 @@ def rsub(input, other, *, alpha=1) -> Tensor:
     if not isinstance(input, Tensor):
         raise invalid_combination("rsub", (input, other), {"alpha": alpha if alpha != 1 else None})
     _check_bool_sub(other, input)
-    return binary(RSUB if isinstance(other, Tensor) else RSUB_S, input, other, (alpha,))
+    if not isinstance(other, Tensor):
+        x = input._x
+        if x is not None and x.inference and not STATE.inference:
+            # PyTorch's dispatch skips autograd for an inference tensor: rsub.Scalar's kernel
+            # then calls sub on the wrapped number, a normal tensor, which records SubBackward0
+            return sub(other, input, alpha=alpha)
+        return binary(RSUB_S, input, other, (alpha,))
+    return binary(RSUB, input, other, (alpha,))
 
 
 def mul(input, other, *, out=None) -> Tensor:
