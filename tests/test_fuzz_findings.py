@@ -1282,3 +1282,20 @@ def test_rsub_of_an_inference_tensor_records_sub(expr):
         r = eval(expr, {"M": M, "t": t})
         return type(r.grad_fn).__name__, r.requires_grad, r.detach().tolist()
     assert run(ember) == run(torch)
+
+
+def test_group_norm_saves_contiguous_copies():
+    """Fuzz seed 12384: group_norm hands its kernel contiguous copies of a non-contiguous input,
+    weight and bias (CloneBackward0), so writing the caller's weight in place after the forward
+    is no version error, as in PyTorch."""
+    def run(M):
+        x = M.tensor(np.linspace(-1, 2, 24).reshape(2, 4, 3).transpose(0, 2, 1).copy(),
+                     dtype=M.float64).transpose(1, 2).requires_grad_()
+        base = M.tensor([1.0, 0.5, 1.2, 0.8, 0.3, 0.9, 1.1, 0.7], dtype=M.float64)
+        b = M.tensor([1.7, 0.5, -0.2, 0.1], dtype=M.float64, requires_grad=True)
+        y = M.nn.functional.group_norm(x, 2, weight=base[::2], bias=b)
+        base.sub_(2.0)
+        gx, gb = M.autograd.grad((y * y).sum(), [x, b])
+        return ([type(f[0]).__name__ for f in y.grad_fn.next_functions],
+                np.round(gx.numpy(), 10).tolist(), np.round(gb.numpy(), 10).tolist())
+    assert run(ember) == run(torch)

@@ -654,6 +654,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     s = math.prod(shape[2:])
     lay = _Layout(shape, (n, g, c // g, s), (2, 3), (1, g, c // g, 1), (0, 3), (c,), True,
                   _compute_dtype(input))
+    # PyTorch's group_norm hands native_group_norm contiguous copies (CloneBackward0 nodes; the
+    # copies, not the caller's tensors, are saved: later in-place ops on those are no error)
+    from .._layout import suggest_format
+    input = input.contiguous(memory_format=suggest_format(shape, input.stride()))
+    weight = weight.contiguous() if weight is not None else None
+    bias = bias.contiguous() if bias is not None else None
     return apply(GROUP_NORM, (input, weight, bias), (lay, float(eps), _Stats()))
 
 
