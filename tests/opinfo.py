@@ -69,6 +69,39 @@ def to_ember(x, leaves: dict):
     return x
 
 
+def to_ember_strided(x, memo: dict):
+    """``x`` converted to ember keeping PyTorch's memory sharing: tensors over one storage
+    become ember views (``as_strided``) of one ember copy of that storage, so that out= and
+    in-place overlap checks see what PyTorch sees (conj/neg views and meta tensors are copied
+    alone). Copies are read from clones: ``Tensor.numpy()`` would make PyTorch's storage
+    non-resizable."""
+    if isinstance(x, torch.Tensor):
+        if id(x) in memo:
+            return memo[id(x)]
+        if x.is_meta:
+            e = ember.empty_strided(tuple(x.shape), x.stride(), device="meta",
+                                    dtype=to_ember(x.dtype, {}))
+        elif x.is_conj() or x.is_neg() or x.layout != torch.strided:
+            e = to_ember(x.clone().requires_grad_(x.requires_grad), {})
+        else:
+            key = (x.untyped_storage()._cdata, x.dtype)
+            if key not in memo:
+                flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage())
+                memo[key] = to_ember(flat.detach().clone(), {})
+            e = memo[key].as_strided(tuple(x.shape), x.stride(), x.storage_offset())
+            if x.requires_grad:
+                e.requires_grad_()
+        memo[id(x)] = e
+        return e
+    if isinstance(x, tuple):
+        return tuple(to_ember_strided(i, memo) for i in x)
+    if isinstance(x, list):
+        return [to_ember_strided(i, memo) for i in x]
+    if isinstance(x, dict):
+        return {k: to_ember_strided(v, memo) for k, v in x.items()}
+    return to_ember(x, {})
+
+
 def _torch_leaves(sample) -> list:
     out = []
 

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import ember
-from opinfo import _op_db, ember_fn, to_ember
+from opinfo import _op_db, ember_fn, to_ember_strided
 
 SAMPLES = 12
 
@@ -30,31 +30,6 @@ XFAIL = {
 # entries not run: random values, uninitialised memory, or nothing to compare
 SKIP = {"normal", "randn", "randn_like", "rand_like", "randint", "randint_like", "bernoulli",
         "multinomial", "uniform", "cauchy", "exponential", "geometric", "log_normal"}
-
-
-def _strided(x, leaves: dict):
-    """``to_ember`` that keeps a tensor's exact strides and storage offset (``to_ember`` copies
-    into a row-major array): the whole storage copied, viewed with the same geometry."""
-    if isinstance(x, (tuple, list)):
-        return type(x)(_strided(i, leaves) for i in x)
-    if isinstance(x, dict):
-        return {k: _strided(v, leaves) for k, v in x.items()}
-    if not isinstance(x, torch.Tensor) or x.dtype not in (torch.float32, torch.int64, torch.bool,
-                                                          torch.int32, torch.float64):
-        return to_ember(x, leaves)
-    if id(x) in leaves:
-        return leaves[id(x)]
-    d = x.detach()
-    isz = d.element_size()
-    n = d.untyped_storage().nbytes() // isz
-    buf = torch.as_strided(d, (n,), (1,), 0).numpy().copy() if n else d.numpy().copy()
-    a = np.lib.stride_tricks.as_strided(buf[d.storage_offset():] if n else buf, d.shape,
-                                        [s * isz for s in d.stride()])
-    e = ember.from_numpy(a)
-    if x.requires_grad:
-        e.requires_grad_()
-    leaves[id(x)] = e
-    return e
 
 
 def _tensors(r, lib):
@@ -111,8 +86,8 @@ def test_opinfo_result_strides(info):
                 continue
             leaves = {}
             try:
-                re_ = fe(_strided(s.input, leaves), *_strided(s.args, leaves),
-                         **_strided(s.kwargs, leaves))
+                re_ = fe(to_ember_strided(s.input, leaves), *to_ember_strided(s.args, leaves),
+                         **to_ember_strided(s.kwargs, leaves))
             except Exception:
                 continue   # (what ember refuses is other tests' business)
             pairs.append((k, (rt, re_)))

@@ -15,7 +15,7 @@ import torch
 
 import ember
 from helpers import pair, raises_same
-from opinfo import VARIANT_CALLS, _op_db, ember_fn, to_ember
+from opinfo import VARIANT_CALLS, _op_db, ember_fn, to_ember_strided
 
 _DUNDER = ("a reflected operator method called unbound with a Python number as self: PyTorch's "
            "C method descriptor refuses the number (__rdiv__, a Python function there, fails "
@@ -57,39 +57,6 @@ def _error_inputs(info):
     return info.error_inputs_func(info, "cpu")
 
 
-def _ember(x, memo: dict):
-    """``x`` converted to ember keeping PyTorch's memory sharing: tensors over one storage
-    become ember views (``as_strided``) of one ember copy of that storage, so that out= and
-    in-place overlap checks see what PyTorch sees (conj/neg views and meta tensors are copied
-    alone). Copies are read from clones: ``Tensor.numpy()`` would make PyTorch's storage
-    non-resizable."""
-    if isinstance(x, torch.Tensor):
-        if id(x) in memo:
-            return memo[id(x)]
-        if x.is_meta:
-            e = ember.empty_strided(tuple(x.shape), x.stride(), device="meta",
-                                    dtype=to_ember(x.dtype, {}))
-        elif x.is_conj() or x.is_neg() or x.layout != torch.strided:
-            e = to_ember(x.clone().requires_grad_(x.requires_grad), {})
-        else:
-            key = (x.untyped_storage()._cdata, x.dtype)
-            if key not in memo:
-                flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage())
-                memo[key] = to_ember(flat.detach().clone(), {})
-            e = memo[key].as_strided(tuple(x.shape), x.stride(), x.storage_offset())
-            if x.requires_grad:
-                e.requires_grad_()
-        memo[id(x)] = e
-        return e
-    if isinstance(x, tuple):
-        return tuple(_ember(i, memo) for i in x)
-    if isinstance(x, list):
-        return [_ember(i, memo) for i in x]
-    if isinstance(x, dict):
-        return {k: _ember(v, memo) for k, v in x.items()}
-    return to_ember(x, {})
-
-
 def _tensors(x, acc: list) -> list:
     """The tensors in a (nested) sample, in order."""
     if isinstance(x, (tuple, list)):
@@ -126,7 +93,7 @@ def _same_state(a, b) -> bool:
 @pytest.mark.parametrize("info,k", _cases())
 def test_error_input(info, k):
     s = next(itertools.islice(_error_inputs(info), k, None)).sample_input
-    e_args = _ember((s.input, s.args, s.kwargs), {})
+    e_args = to_ember_strided((s.input, s.args, s.kwargs), {})
     t_ts = _tensors((s.input, s.args, s.kwargs), [])
     e_ts = _tensors(e_args, [])
     t_before, e_before = _state(t_ts), _state(e_ts)
