@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ._ops import nn_conv as C
-from ._ops._registry import Op, apply
+from ._ops._registry import Op
 
 _F32 = np.float32
 
@@ -123,19 +123,8 @@ def _vjp(ns, g, need, x, w, stride, pads, dil, transposed, groups):
 
 def _jvp(ns, tangents, primals, outs, stride, pads, dil, transposed, groups):
     # PyTorch's convolution_jvp: the same (float16) convolutions of the tangents, summed
-    tx, tw, tb = tangents
-    x, w, _ = primals
-    params = (stride, pads, dil, transposed, groups)
-    r = None
-    if tx is not None:
-        r = apply(HALF_CONVOLUTION, (tx, w, None), params)
-    if tw is not None:
-        t = apply(HALF_CONVOLUTION, (x, tw, None), params)
-        r = t if r is None else r + t
-    if tb is not None:
-        t = tb.reshape((1, -1) + (1,) * len(stride))
-        r = t if r is None else r + t
-    return r
+    return C.conv_tangent(HALF_CONVOLUTION, tangents, primals,
+                          (stride, pads, dil, transposed, groups))
 
 
 _CV = C.CONVOLUTION

@@ -735,20 +735,25 @@ def _bias_grad(g):
     return s.reshape(n, o).sum(0)
 
 
-def _conv_jvp(ns, tangents, primals, outs, stride, pads, dil, transposed, groups):
+def conv_tangent(op: Op, tangents, primals, params):
+    """PyTorch's convolution_jvp: ``op`` (a convolution) of each tangent with the other
+    primal, plus the bias tangent, summed."""
     tx, tw, tb = tangents
     x, w, _ = primals
-    params = (stride, pads, dil, transposed, groups)
     r = None
     if tx is not None:
-        r = apply(CONVOLUTION, (tx, w, None), params)
+        r = apply(op, (tx, w, None), params)
     if tw is not None:
-        t = apply(CONVOLUTION, (x, tw, None), params)
+        t = apply(op, (x, tw, None), params)
         r = t if r is None else r + t
     if tb is not None:
-        t = tb.reshape((1, -1) + (1,) * len(stride))
+        t = tb.reshape((1, -1) + (1,) * len(params[0]))
         r = t if r is None else r + t
     return r
+
+
+def _conv_jvp(ns, tangents, primals, outs, stride, pads, dil, transposed, groups):
+    return conv_tangent(CONVOLUTION, tangents, primals, (stride, pads, dil, transposed, groups))
 
 
 # input and weight saved whenever a node is made (PyTorch's ConvolutionBackward0 saves both,
