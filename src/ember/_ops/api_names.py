@@ -539,6 +539,8 @@ method("resize_as", _resize_as)
 
 
 # ---- removed linear algebra: PyTorch's messages naming the replacements -------------------------
+# (they take PyTorch's signatures, out= included, only so that every call raises the same removal
+# message; none returns or writes anything)
 
 def matrix_rank(input, tol=None, symmetric=False, *, out=None):
     """``torch.matrix_rank``: removed in PyTorch 1.9; raises pointing to
